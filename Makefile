@@ -1,0 +1,48 @@
+# Two commands set everything up on a fresh machine: `make docs` and `make test`.
+PYTHON ?= python3.11
+VENV   := .venv
+PY     := $(VENV)/bin/python
+STAMP  := $(VENV)/.installed
+
+.PHONY: docs docs-build test test-package check-generated verify docs-strict notebooks grade bench scan demo clean
+
+$(STAMP): pyproject.toml
+	@command -v $(PYTHON) >/dev/null 2>&1 || { \
+	  echo "error: $(PYTHON) was not found. minidynamo targets CPython 3.11:"; \
+	  echo "       install Python 3.11 (e.g. 'pyenv install 3.11' or your OS package python3.11),"; \
+	  echo "       or point make at it: make test PYTHON=/path/to/python3.11"; exit 1; }
+	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info[:2] != (3, 11))' || { \
+	  echo "error: $(PYTHON) is not Python 3.11; minidynamo's bytecode layer targets 3.11 exactly."; exit 1; }
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e '.[dev]'
+	$(PY) -m ipykernel install --sys-prefix --name python3 >/dev/null
+	touch $(STAMP)
+
+# Build strictly, then serve the course site on http://127.0.0.1:8000
+docs: $(STAMP)
+	$(PY) -m mkdocs build --strict
+	$(PY) -m mkdocs serve -a 127.0.0.1:8000
+
+docs-strict: $(STAMP)
+	$(PY) -m mkdocs build --strict --site-dir site
+
+# Every check: package tests, generated files fresh, exercise verification, docs, notebooks.
+test: $(STAMP)
+	$(PY) -m pytest tests -q
+	$(PY) -m course check
+	$(PY) -m course verify
+	$(PY) -m mkdocs build --strict --site-dir site
+	$(PY) -m course notebooks --execute
+
+grade: $(STAMP)
+	$(PY) -m course grade --impl student --out grades
+
+bench: $(STAMP)
+	$(PY) benchmarks/bench_bytecode.py
+
+scan: $(STAMP)
+	$(PY) -m minidynamo.scan $(TARGET)
+
+clean:
+	rm -rf $(VENV) site grades
