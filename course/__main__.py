@@ -1,0 +1,140 @@
+"""`python -m course <command>`: the course machinery's command line.
+
+    generate [chNN ...] [--force]        write stubs, solutions and checksums
+    check [chNN ...]                     fail listing stale or missing generated files
+    verify [chNN ...]                    solutions pass, stubs fail, known-bad submissions lose
+    grade [chNN ...] --impl --out DIR    score a submission: report.txt, junit.xml,
+                                         results.json (Gradescope), summary.md
+    package gradescope [--out FILE]      a Gradescope autograder zip
+    import-submission DIR                copy a submission's exercise files into exercises/
+    release --out DIR                    a student edition: no solutions, no answers
+    notebooks [--check] [--execute]      the chapters' lab notebooks (course/notebooks.py)
+
+Every command takes `--root DIR` (default: this repository).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+from course.manifest import DEFAULT_ROOT, ManifestError, load_chapters
+from course.source import SourceError
+
+
+def _generate(args) -> int:
+    from course.generate import generate
+    report = generate(load_chapters(args.root, args.chapters), force=args.force)
+    print("\n".join(report.lines) or "generate: everything is up to date")
+    return 1 if report.failed else 0
+
+
+def _check(args) -> int:
+    from course.generate import check
+    chapters = load_chapters(args.root, args.chapters)
+    report = check(chapters)
+    if report.failed:
+        print("\n".join(report.lines))
+        print(f"check: {len(report.lines)} generated file(s) stale or missing")
+        return 1
+    print(f"check: generated files are fresh ({len(chapters)} chapter(s))")
+    return 0
+
+
+def _verify(args) -> int:
+    from course.verify import verify
+    return verify(args.root, args.chapters, jobs=args.jobs, timeout=args.timeout)
+
+
+def _grade(args) -> int:
+    from course.grade import grade
+    return grade(args.root, args.chapters, impl=args.impl, out=args.out, timeout=args.timeout,
+                 chapter_timeout=args.chapter_timeout, cumulative=args.cumulative,
+                 jobs=args.jobs)
+
+
+def _package(args) -> int:
+    from course.package import build_gradescope
+    path = build_gradescope(args.root, args.out)
+    print(f"wrote {path}")
+    return 0
+
+
+def _import_submission(args) -> int:
+    from course.package import import_submission
+    return import_submission(args.root, args.submission)
+
+
+def _release(args) -> int:
+    from course.release import release
+    return release(args.root, args.out, check_round_trip=args.check)
+
+
+def _notebooks(args) -> int:
+    from course.notebooks import main
+    extra = ["--root", str(args.root)] if args.root != DEFAULT_ROOT else []
+    return main(list(args.rest) + extra)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--root", type=lambda p: Path(p).resolve(), default=DEFAULT_ROOT,
+                        help="the repository (default: %(default)s)")
+    parser = argparse.ArgumentParser(prog="python -m course", description=__doc__.splitlines()[0])
+    commands = parser.add_subparsers(dest="command", required=True, metavar="command")
+
+    def add(name: str, run, help: str) -> argparse.ArgumentParser:
+        sub = commands.add_parser(name, parents=[common], help=help, description=help)
+        sub.set_defaults(run=run)
+        return sub
+
+    sub = add("generate", _generate, "write exercise stubs, solutions and test checksums")
+    sub.add_argument("chapters", nargs="*", help="chapters (default: all), e.g. ch01")
+    sub.add_argument("--force", action="store_true", help="overwrite edited exercise files")
+    sub = add("check", _check, "fail if a generated file is stale or missing")
+    sub.add_argument("chapters", nargs="*")
+    sub = add("verify", _verify, "solutions pass, every stub fails its tests, bad submissions lose")
+    sub.add_argument("chapters", nargs="*")
+    sub.add_argument("--jobs", type=int, default=None, help="parallel pytest runs (default: CPUs)")
+    sub.add_argument("--timeout", type=float, default=60, help="seconds per test (default: 60)")
+    sub = add("grade", _grade, "score a submission chapter by chapter")
+    sub.add_argument("chapters", nargs="*")
+    sub.add_argument("--impl", choices=["student", "solution", "stub"], default="student")
+    sub.add_argument("--out", type=Path, default=Path("grades"), help="directory for the reports")
+    sub.add_argument("--timeout", type=float, default=30, help="seconds per test (default: 30)")
+    sub.add_argument("--chapter-timeout", type=float, default=1800,
+                     help="seconds per chapter's whole run (default: 1800)")
+    sub.add_argument("--cumulative", action="store_true", help="plug every chapter up to each one")
+    sub.add_argument("--jobs", type=int, default=1, help="chapters graded in parallel")
+    sub = add("package", _package, "build a Gradescope autograder zip")
+    sub.add_argument("kind", choices=["gradescope"])
+    sub.add_argument("--out", type=Path, default=Path("dist/gradescope-autograder.zip"))
+    sub = add("import-submission", _import_submission,
+              "copy a submission's exercise files into exercises/ (Gradescope's run_autograder)")
+    sub.add_argument("submission", type=Path)
+    sub = add("release", _release, "write a student edition: no solutions, package bodies stubbed")
+    sub.add_argument("--out", type=Path, required=True)
+    sub.add_argument("--check", action="store_true",
+                     help="then prove it: tests fail as shipped, pass with the solutions put back")
+    sub = add("notebooks", _notebooks, "generate (and --execute) the lab notebooks")
+    sub.add_argument("rest", nargs=argparse.REMAINDER, help="options of course/notebooks.py")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    started = time.perf_counter()
+    try:
+        status = args.run(args)
+    except (ManifestError, SourceError) as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    if args.command in {"verify", "grade"}:
+        print(f"({args.command} took {time.perf_counter() - started:.1f} s)")
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,317 @@
+"""Chapter macros for the course site: the text includes real code and is executed.
+
+A chapter is Markdown plus four things this hook expands before mkdocs renders it:
+
+    {{ code("module:qualname") }}   the object's source from the package, with its file
+    {{ code("module") }}            and line numbers (a whole module without ":")
+    {{ dis("module:qualname") }}    the function's `dis` listing, generated at build time
+    {{ exercises("chNN") }}         the chapter's tasks, read from exercises/chNN/manifest.toml
+    ```python exec                  a runnable example: shown as Python, executed at build
+    ...                             time (one namespace per page, in order), its output
+    ```                             appended below it
+
+A macro stands alone on its line (it may be indented, e.g. inside an admonition) and
+outside code: fenced blocks and `inline code` are never expanded. Any other `{{ ... }}`,
+a missing module or name, a missing manifest, or an example that raises fails the build
+and names the page. `course.notebooks` reuses `split_blocks` and `exec_info` so that the
+lab notebooks run exactly the code the site runs.
+"""
+from __future__ import annotations
+
+import ast
+import contextlib
+import dis
+import hashlib
+import importlib
+import inspect
+import io
+import linecache
+import re
+import textwrap
+import tomllib
+import traceback
+from dataclasses import dataclass
+from pathlib import Path
+
+from mkdocs.exceptions import PluginError
+
+ROOT = Path(__file__).resolve().parents[1]  # the repository: course/ lives at its top
+
+FENCE_OPEN = re.compile(r"^(?P<indent>[ \t]*)(?P<fence>`{3,}|~{3,})(?P<info>.*)$")
+MACRO_LINE = re.compile(r"^(?P<indent>[ \t]*)\{\{(?P<call>.*?)\}\}[ \t]*$")
+# A code span is skipped, a `{{` outside one is a macro; scanned left to right.
+SPAN_OR_BRACES = re.compile(r"(?P<ticks>`+).*?(?P=ticks)|\{\{")
+
+
+class DocsError(PluginError):
+    """A chapter refers to something that does not exist, or one of its examples failed."""
+
+
+# ## Splitting a page into prose and fenced blocks
+
+
+@dataclass
+class Text:
+    lines: list[str]
+    line: int  # 1-based line number of the first line in the page
+
+
+@dataclass
+class Fence:
+    indent: str  # the opening fence's indentation, removed from every body line
+    fence: str  # ``` or ~~~ (or longer)
+    info: str  # the info string after the fence, e.g. "python exec"
+    body: str  # the block's content, dedented, ending in a newline
+    line: int  # 1-based line number of the opening fence
+
+
+def split_blocks(markdown: str) -> list[Text | Fence]:
+    """Cut a page into runs of prose lines and fenced code blocks, in order."""
+    blocks: list[Text | Fence] = []
+    lines = markdown.splitlines()
+    i = 0
+    while i < len(lines):
+        opening = FENCE_OPEN.match(lines[i])
+        if opening is None:
+            if not blocks or not isinstance(blocks[-1], Text):
+                blocks.append(Text([], i + 1))
+            blocks[-1].lines.append(lines[i])
+            i += 1
+            continue
+        indent, fence = opening["indent"], opening["fence"]
+        body, j = [], i + 1
+        while j < len(lines) and not _closes(lines[j], fence):
+            body.append(lines[j][len(indent):] if lines[j].startswith(indent) else lines[j].lstrip())
+            j += 1
+        text = "\n".join(body) + "\n" if body else ""
+        blocks.append(Fence(indent, fence, opening["info"].strip(), text, i + 1))
+        i = j + 1  # an unclosed fence runs to the end of the page, as in CommonMark
+    return blocks
+
+
+def _closes(line: str, fence: str) -> bool:
+    stripped = line.strip()
+    return stripped.startswith(fence) and set(stripped) == {fence[0]}
+
+
+def exec_info(info: str) -> str | None:
+    """For a ```python exec fence, the info string to render it with; else None."""
+    words = info.split()
+    if len(words) >= 2 and words[0] in ("python", "py") and "exec" in words[1:]:
+        words.remove("exec")
+        return " ".join(words)
+    return None
+
+
+# ## The macros
+
+
+def code(target: str) -> str:
+    """The source of `module:qualname` (or a whole module) as a titled Python block."""
+    obj = resolve(target)
+    if isinstance(obj, property):
+        obj = obj.fget
+    try:
+        lines, first = inspect.getsourcelines(obj)
+        path = Path(inspect.getsourcefile(obj)).resolve()
+    except (OSError, TypeError) as error:
+        raise DocsError(f"code({target!r}): no Python source to show ({error})") from None
+    first = max(first, 1)  # a module reports line 0
+    last = first + len(lines) - 1
+    shown = _relative(path)
+    source = textwrap.dedent("".join(lines)).rstrip("\n")
+    title = f"{shown}, lines {first}-{last}" if ":" in target else shown
+    return f'```python linenums="{first}" title="{title}"\n{source}\n```\n'
+
+
+def dis_listing(target: str) -> str:
+    """The `dis` listing of a package function, as CPython prints it for this build."""
+    obj = inspect.unwrap(resolve(target))
+    try:
+        listing = dis.Bytecode(obj).dis()
+    except TypeError as error:
+        raise DocsError(f"dis({target!r}): {error}") from None
+    return f'```text title="dis of {target}"\n{listing.rstrip()}\n```\n'
+
+
+def exercises(chapter: str, root: Path = ROOT) -> str:
+    """An admonition listing the tasks of `exercises/chNN/manifest.toml`."""
+    if not re.fullmatch(r"ch\d\d", chapter):
+        raise DocsError(f"exercises({chapter!r}): a chapter is written chNN, e.g. 'ch01'")
+    manifest_path = root / "exercises" / chapter / "manifest.toml"
+    if not manifest_path.is_file():
+        raise DocsError(f"exercises({chapter!r}): {_relative(manifest_path, root)} does not exist")
+    manifest = tomllib.loads(manifest_path.read_text())
+    tasks = manifest.get("task", [])
+    if not tasks:
+        raise DocsError(f"exercises({chapter!r}): {_relative(manifest_path, root)} lists no [[task]]")
+    rows = [
+        f"| `{task['id']}` | {task['title']} | {task['points']} | "
+        f"`{task['target']}` | `{_student_file(chapter, task['target'])}` |"
+        for task in tasks
+    ]
+    total = sum(task["points"] for task in tasks)
+    title = manifest.get("title", chapter)
+    body = "\n".join(
+        [
+            "| task | what you write | points | package function | your file |",
+            "|---|---|---|---|---|",
+            *rows,
+            "",
+            f"{len(tasks)} tasks, {total} points. Write each function in your file; the graded",
+            "tests plug it into the real package and compare the result with CPython and",
+            "`torch.compile`:",
+            "",
+            "```bash",
+            f"pytest exercises/{chapter}                    # your code",
+            f"pytest exercises/{chapter} --impl=solution    # the reference, to see green",
+            f"pytest exercises/{chapter} --cumulative       # your code from every chapter up to this one",
+            "```",
+        ]
+    )
+    return f'!!! example "Exercises: {title}"\n\n' + textwrap.indent(body, "    ") + "\n"
+
+
+def _student_file(chapter: str, target: str) -> str:
+    module = target.partition(":")[0].removeprefix("minidynamo.")
+    return f"exercises/{chapter}/{module.replace('.', '_')}.py"
+
+
+MACROS = {"code": code, "dis": dis_listing, "exercises": exercises}
+
+
+def resolve(target: str) -> object:
+    """Import `module` and walk `qualname` (dotted) from it; say what is missing."""
+    module_name, _, qualname = target.partition(":")
+    try:
+        obj = importlib.import_module(module_name)
+    except ModuleNotFoundError as error:
+        raise DocsError(f"{target!r}: no module {error.name!r}") from None
+    for depth, part in enumerate(qualname.split(".") if qualname else []):
+        if not hasattr(obj, part):
+            owner = ".".join([module_name, *qualname.split(".")[:depth]])
+            raise DocsError(f"{target!r}: {owner} has no attribute {part!r}")
+        obj = getattr(obj, part)
+    return obj
+
+
+def call_macro(call: str, root: Path = ROOT) -> str:
+    """Evaluate one macro call such as `code("minidynamo.bytecode:scan")`."""
+    try:
+        node = ast.parse(call.strip(), mode="eval").body
+    except SyntaxError:
+        node = None
+    if not (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id in MACROS
+        and len(node.args) == 1
+        and not node.keywords
+        and isinstance(node.args[0], ast.Constant)
+        and isinstance(node.args[0].value, str)
+    ):
+        names = ", ".join(f'{name}("...")' for name in MACROS)
+        raise DocsError(f"unknown macro {{{{{call}}}}}; the macros are {names}")
+    argument = node.args[0].value
+    if node.func.id == "exercises":
+        return exercises(argument, root)
+    return MACROS[node.func.id](argument)
+
+
+# ## Expanding a page
+
+
+def expand(markdown: str, page: str, *, filename: str | None = None, root: Path = ROOT) -> str:
+    """Expand every macro and run every `python exec` block of one page.
+
+    `page` names the page in error messages; `filename` is the file name the examples
+    are compiled under (their line numbers are the page's own line numbers).
+    """
+    filename = filename or page
+    linecache.cache[filename] = (len(markdown), None, markdown.splitlines(True), filename)
+    namespace: dict[str, object] = {"__name__": "__main__", "__file__": filename}
+    out: list[str] = []
+    example = 0
+    for block in split_blocks(markdown):
+        if isinstance(block, Text):
+            out.extend(_expand_text(block, page, root))
+            continue
+        opener = block.indent + block.fence
+        info = exec_info(block.info)
+        body = textwrap.indent(block.body, block.indent, lambda line: True)
+        out.append(f"{opener}{block.info if info is None else info}\n{body}{opener}")
+        if info is not None:
+            example += 1
+            output = run_example(block, example, namespace, page, filename)
+            if output:
+                fenced = f'```text title="Output"\n{output.rstrip()}\n```'
+                out.append("")
+                out.append(textwrap.indent(fenced, block.indent, lambda line: True))
+    return "\n".join(out) + "\n"
+
+
+def _expand_text(block: Text, page: str, root: Path) -> list[str]:
+    out: list[str] = []
+    for offset, line in enumerate(block.lines):
+        where = f"{page}:{block.line + offset}"
+        macro = MACRO_LINE.match(line)
+        if macro is not None:
+            try:
+                expanded = call_macro(macro["call"], root)
+            except DocsError as error:
+                raise DocsError(f"{where}: {error}") from None
+            out.append(textwrap.indent(expanded.rstrip("\n"), macro["indent"], lambda line: True))
+            continue
+        for found in SPAN_OR_BRACES.finditer(line):
+            if found.group("ticks") is None:
+                raise DocsError(f"{where}: a macro must stand alone on its line: {line.strip()!r}")
+        out.append(line)
+    return out
+
+
+def run_example(block: Fence, number: int, namespace: dict, page: str, filename: str) -> str:
+    """Execute one example in the page's namespace and return what it printed."""
+    # Padding with newlines makes line numbers in tracebacks and `dis` the page's own.
+    source = "\n" * block.line + block.body
+    buffer = io.StringIO()
+    try:
+        compiled = compile(source, filename, "exec", dont_inherit=True)  # not this file's __future__
+        with contextlib.redirect_stdout(buffer), contextlib.redirect_stderr(buffer):
+            exec(compiled, namespace)
+    except BaseException as error:  # noqa: BLE001  (a SystemExit in an example is a failure too)
+        frames = traceback.format_exception(type(error), error, error.__traceback__.tb_next)
+        raise DocsError(
+            f"{page}: example {number} (the python exec block at line {block.line}) raised "
+            f"{type(error).__name__}: {error}\n{''.join(frames)}"
+        ) from None
+    return buffer.getvalue()
+
+
+# ## mkdocs hook
+
+
+_cache: dict[str, str] = {}  # page fingerprint -> expanded Markdown, for `mkdocs serve`
+
+
+def _fingerprint(markdown: str, page: str) -> str:
+    """The page's text plus the state of everything a macro or example may read."""
+    digest = hashlib.sha256(page.encode() + b"\0" + markdown.encode())
+    for path in sorted([*ROOT.glob("minidynamo/**/*.py"), *ROOT.glob("exercises/*/manifest.toml")]):
+        digest.update(f"{path}:{path.stat().st_mtime_ns}".encode())
+    return digest.hexdigest()
+
+
+def on_page_markdown(markdown: str, page, config, files) -> str:
+    src = Path(page.file.abs_src_path)
+    page_name = _relative(src)
+    key = _fingerprint(markdown, page_name)
+    if key not in _cache:
+        _cache[key] = expand(markdown, page_name, filename=page_name)
+    return _cache[key]
+
+
+def _relative(path: Path, root: Path = ROOT) -> str:
+    try:
+        return path.resolve().relative_to(root.resolve()).as_posix()
+    except ValueError:
+        return path.as_posix()

@@ -1,0 +1,225 @@
+"""Running one chapter's graded tests in a fresh pytest process, and reading the results.
+
+Each run is `python -m pytest exercises/chNN` in its own process (a crash or a hang
+costs that run only), with a per-test timeout from pytest-timeout, a JUnit XML file and
+the plugin's JSON-lines log. The log says which tests were collected with which points
+before any ran, and how each one ended, so a run that dies half-way still accounts for
+every test. The JUnit XML gives each test's outcome and its failure text.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import xml.etree.ElementTree as ElementTree
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from importlib.util import find_spec
+from pathlib import Path
+
+from course.manifest import Chapter
+
+OUTPUT_LIMIT = 4000   # characters of failure text kept per test
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    """How to run one chapter: whose code, with which limits."""
+
+    chapter: Chapter
+    impl: str = "student"
+    stub_task: str | None = None
+    impl_dir: Path | None = None
+    cumulative: bool = False
+    timeout: float = 30            # seconds per test
+    chapter_timeout: float = 1800  # seconds for the whole run
+    label: str = ""                # how reports name this run
+
+    def arguments(self, junit: Path, log: Path) -> list[str]:
+        args = [f"exercises/{self.chapter.name}", "-q", "-p", "no:cacheprovider",
+                f"--junitxml={junit}", f"--course-log={log}", f"--impl={self.impl}",
+                f"--course-root={self.chapter.root}", "-o", "junit_logging=system-out",
+                "-o", "junit_log_passing_tests=false", "-o", f"junit_suite_name={self.chapter.name}"]
+        if find_spec("pytest_timeout") is not None and self.timeout:
+            args.append(f"--timeout={self.timeout:g}")
+        if self.stub_task:
+            args.append(f"--stub-task={self.stub_task}")
+        if self.impl_dir is not None:
+            args.append(f"--impl-dir={self.impl_dir}")
+        if self.cumulative:
+            args.append("--cumulative")
+        return args
+
+
+@dataclass
+class TestResult:
+    """How one graded test ended."""
+
+    nodeid: str
+    tasks: list[str]
+    shares: dict[str, float]       # task -> the points this test carries for it
+    outcome: str = "failed"        # passed, failed, error, skipped
+    message: str = ""
+    output: str = ""
+    duration: float = 0.0
+
+    __test__ = False
+
+    @property
+    def points(self) -> float:
+        return sum(self.shares.values())
+
+    @property
+    def passed(self) -> bool:
+        return self.outcome == "passed"
+
+
+@dataclass
+class ChapterRun:
+    """One pytest process's results for a chapter."""
+
+    config: RunConfig
+    tests: list[TestResult] = field(default_factory=list)
+    returncode: int | None = None
+    problem: str = ""              # why the run did not finish normally, if it did not
+    load_errors: dict[str, str] = field(default_factory=dict)   # task id -> message
+    output_tail: str = ""
+    seconds: float = 0.0
+
+    def tasks_losing_points(self) -> set[str]:
+        return {task for test in self.tests if not test.passed for task in test.tasks}
+
+
+def run_chapter(config: RunConfig) -> ChapterRun:
+    """Run a chapter's graded tests in a fresh process and collect what happened."""
+    run = ChapterRun(config)
+    started = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="course-run-") as scratch:
+        junit, log, output = (Path(scratch) / name for name in ("junit.xml", "log.jsonl", "out.txt"))
+        run.returncode, timed_out = _run_pytest(config, junit, log, output)
+        text = output.read_text(encoding="utf-8", errors="replace")
+        run.output_tail = text[-OUTPUT_LIMIT:]
+        events = _read_log(log)
+        _collect(run, events, junit)
+        run.problem = _problem(run, events, timed_out, text)
+    run.seconds = time.perf_counter() - started
+    return run
+
+
+def run_many(configs: list[RunConfig], jobs: int | None = None) -> list[ChapterRun]:
+    """Run several configurations, `jobs` at a time, results in the given order."""
+    jobs = max(1, jobs or os.cpu_count() or 1)
+    if jobs == 1 or len(configs) <= 1:
+        return [run_chapter(config) for config in configs]
+    with ThreadPoolExecutor(max_workers=min(jobs, len(configs))) as pool:
+        return list(pool.map(run_chapter, configs))
+
+
+def _run_pytest(config: RunConfig, junit: Path, log: Path, output: Path) -> tuple[int, bool]:
+    env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1", PYTHONFAULTHANDLER="1")
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(config.chapter.root),
+                                                      env.get("PYTHONPATH")]))
+    command = [sys.executable, "-m", "pytest", *config.arguments(junit, log)]
+    with output.open("w", encoding="utf-8") as sink:
+        process = subprocess.Popen(command, cwd=config.chapter.root, stdout=sink,
+                                   stderr=subprocess.STDOUT, env=env, start_new_session=True)
+        try:
+            return process.wait(timeout=config.chapter_timeout), False
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            return process.wait(), True
+
+
+def _read_log(path: Path) -> list[dict]:
+    if not path.is_file():
+        return []
+    events = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        try:
+            events.append(json.loads(line))
+        except ValueError:   # a line cut short by a crash
+            break
+    return events
+
+
+def _collect(run: ChapterRun, events: list[dict], junit: Path) -> None:
+    """Tests and points from the log; outcomes from the JUnit XML, else (a crash) the log."""
+    collected = next((e for e in events if e["event"] == "collected"), None)
+    if collected is None:
+        return
+    run.load_errors = collected.get("errors", {})
+    run.tests = [TestResult(t["nodeid"], t["tasks"], t["shares"]) for t in collected["tests"]]
+    by_node = {test.nodeid: test for test in run.tests}
+    finished = {e["nodeid"]: e for e in events if e["event"] == "result"}
+    for nodeid, event in finished.items():
+        if nodeid in by_node and event["outcome"]:
+            by_node[nodeid].outcome, by_node[nodeid].message = event["outcome"], event["message"]
+    for test in run.tests:
+        if test.nodeid not in finished:
+            test.outcome, test.message = "failed", "did not run to the end (the run stopped)"
+    if junit.is_file():
+        _merge_junit(by_node, junit)
+
+
+def _merge_junit(by_node: dict[str, TestResult], junit: Path) -> None:
+    try:
+        tree = ElementTree.parse(junit)
+    except ElementTree.ParseError:
+        return
+    by_address = {junit_address(nodeid): test for nodeid, test in by_node.items()}
+    for case in tree.iter("testcase"):
+        test = by_address.get((case.get("classname", ""), case.get("name", "")))
+        if test is None:
+            continue
+        test.duration = float(case.get("time", 0) or 0)
+        tags = {child.tag: child for child in case}
+        verdict = next((tag for tag in ("failure", "error", "skipped") if tag in tags), None)
+        test.outcome = {"failure": "failed", "error": "error", "skipped": "skipped",
+                        None: "passed"}[verdict]
+        if verdict is not None:
+            test.message = tags[verdict].get("message", "") or test.message
+            test.output = tags[verdict].text or ""
+        captured = _captured(tags.get("system-out"))
+        if captured and not test.passed:
+            test.output += "\n--- captured stdout ---\n" + captured
+        test.output = test.output.strip()[:OUTPUT_LIMIT]
+
+
+def _captured(element) -> str:
+    """The text pytest captured, without its "---- Captured Out ----" header lines."""
+    text = element.text if element is not None and element.text else ""
+    return "\n".join(line for line in text.splitlines()
+                     if not re.fullmatch(r"-+ Captured .* -+", line)).strip()
+
+
+def junit_address(nodeid: str) -> tuple[str, str]:
+    """(classname, name) that pytest's JUnit XML gives the test `nodeid`."""
+    path, bracket, params = nodeid.partition("[")
+    names = path.split("::")
+    names[0] = re.sub(r"\.py$", "", names[0].replace("/", "."))
+    names[-1] += bracket + params
+    return ".".join(names[:-1]), names[-1]
+
+
+def _problem(run: ChapterRun, events: list[dict], timed_out: bool, text: str) -> str:
+    """Why the run ended abnormally, or "" if pytest finished (tests may have failed)."""
+    running = [e["nodeid"] for e in events if e["event"] == "start"]
+    done = {e["nodeid"] for e in events if e["event"] == "result"}
+    during = next((f" while running {n}" for n in reversed(running) if n not in done), "")
+    if timed_out:
+        return f"the run was stopped after {run.config.chapter_timeout:g} s{during}"
+    if run.returncode is not None and run.returncode < 0:
+        name = signal.Signals(-run.returncode).name if -run.returncode in signal.valid_signals() else ""
+        return f"the test process died ({name or run.returncode}){during}"
+    if not any(e["event"] == "collected" for e in events):
+        last = "\n".join(text.strip().splitlines()[-15:])
+        return f"pytest stopped before running any test (exit code {run.returncode}):\n{last}"
+    if not any(e["event"] == "finished" for e in events):
+        return f"the test process exited abruptly (exit code {run.returncode}){during}"
+    return ""

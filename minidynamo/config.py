@@ -1,0 +1,51 @@
+"""Settings of minidynamo, as plain module attributes (used by every chapter).
+
+Read them as `config.strict`; change them for a block with `config.patch(...)`:
+
+    with config.patch(strict=True):
+        minidynamo.compile(fn)(x)
+
+Compare with TorchDynamo: `torch/_dynamo/config.py` (a much larger set, with the
+same `patch` idea).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+from typing import Any, Iterator
+
+# Raise internal errors instead of falling back to eager. Graded tests use it so
+# that a stub cannot pass by falling back.
+strict: bool = False
+
+# Print a line for every compiled frame and every graph break.
+verbose: bool = False
+
+# How many inlined calls may be nested (recursion is unrolled up to this depth).
+inline_depth_limit: int = 24
+
+# How many times FOR_ITER / backward jumps may run in one frame before tracing
+# gives up (an unbounded `while True` would otherwise trace forever).
+max_loop_iterations: int = 100_000
+
+# Placeholders for chapter 9 (guards and the per-code cache).
+cache_size_limit: int = 8
+recompile_limit: int = 8
+
+
+@contextlib.contextmanager
+def patch(**changes: Any) -> Iterator[None]:
+    """Set some settings for the duration of a `with` block, then restore them."""
+    module = sys.modules[__name__]
+    unknown = [name for name in changes if not hasattr(module, name)]
+    if unknown:
+        raise AttributeError(f"unknown minidynamo config option(s): {unknown}")
+    saved = {name: getattr(module, name) for name in changes}
+    for name, value in changes.items():
+        setattr(module, name, value)
+    try:
+        yield
+    finally:
+        for name, value in saved.items():
+            setattr(module, name, value)

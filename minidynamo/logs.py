@@ -1,0 +1,65 @@
+"""Structured logs: see what the tracer does, like TORCH_LOGS (chapters 2 and 5).
+
+Two logs, switched on by the environment variable or by `set_logs`:
+
+    MINIDYNAMO_LOGS=trace_bytecode,graph_code python my_script.py
+
+- `trace_bytecode`: one line per symbolic step, before the instruction runs:
+  `TRACE LOAD_FAST x [LazyVariableTracker(unrealized: <class 'torch.Tensor'>)]`
+  (the same format as `TORCH_LOGS=trace_bytecode`).
+- `graph_code`: the captured FX GraphModule's code, as `TORCH_LOGS=graph_code`
+  prints it.
+
+Each log is a standard `logging` logger (`minidynamo.trace_bytecode`,
+`minidynamo.graph_code`), so tests can capture it with a handler.
+
+Compare with TorchDynamo: `torch/_logging/_registrations.py` registers the same
+artifact names; `symbolic_convert.py` writes the trace and `output_graph.py`
+the graph code.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+
+LOG_NAMES = ("trace_bytecode", "graph_code", "graph_breaks")
+ENV_VAR = "MINIDYNAMO_LOGS"
+
+# The package's own logger: warnings about eager fallbacks go here.
+log = logging.getLogger("minidynamo")
+trace_bytecode_log = logging.getLogger("minidynamo.trace_bytecode")
+graph_code_log = logging.getLogger("minidynamo.graph_code")
+graph_breaks_log = logging.getLogger("minidynamo.graph_breaks")
+
+_handler = logging.StreamHandler()
+_handler.setFormatter(logging.Formatter("%(message)s"))
+
+
+def set_logs(**enabled: bool) -> None:
+    """Switch logs on or off by name: `set_logs(trace_bytecode=True)`."""
+    for name, on in enabled.items():
+        if name not in LOG_NAMES:
+            raise ValueError(f"unknown log {name!r}; known logs: {', '.join(LOG_NAMES)}")
+        logger = logging.getLogger(f"minidynamo.{name}")
+        logger.setLevel(logging.DEBUG if on else logging.WARNING)
+        if on and _handler not in logger.handlers:
+            logger.addHandler(_handler)
+            logger.propagate = False
+        elif not on and _handler in logger.handlers:
+            logger.removeHandler(_handler)
+            logger.propagate = True
+
+
+def is_enabled(name: str) -> bool:
+    """Whether a log would print; check it before formatting an expensive message."""
+    return logging.getLogger(f"minidynamo.{name}").isEnabledFor(logging.DEBUG)
+
+
+def _configure_from_environment() -> None:
+    """Read MINIDYNAMO_LOGS once, at import time (comma separated log names)."""
+    names = [name.strip() for name in os.environ.get(ENV_VAR, "").split(",")]
+    set_logs(**{name: True for name in names if name})
+
+
+_configure_from_environment()

@@ -1,0 +1,182 @@
+"""Sources: where a traced value came from, so generated code can fetch it again (chapter 4).
+
+Every value that enters tracing from outside (a frame argument, a global, an
+attribute of a module, an item of an input list) carries a *source*: a small
+immutable description of the path from the frame to the value. A source can
+
+- `name()`: spell the path as a Python expression over the frame's locals `L`
+  and globals `G`: `L['x']`, `G['w']`, `L['self']._modules['fc']._parameters['weight']`.
+  This is the *guard name* chapter 9 checks, spelled exactly as TorchDynamo does.
+- `placeholder_name()`: the FX placeholder a tensor from this source becomes
+  (`L['x']` -> `L_x_`), the name torch.compile gives the same input.
+- `reconstruct()`: return the bytecode that loads the value again inside the
+  transformed frame (`LOAD_FAST x; LOAD_ATTR fc`), used to pass graph inputs
+  and to rebuild outputs and side effects.
+
+Sources compose: `AttrSource(LocalSource("self"), "fc")` is `L['self'].fc`.
+
+Compare with TorchDynamo: `torch/_dynamo/source.py` (`LocalSource`,
+`GlobalSource`, `AttrSource`, `GetItemSource`, `NNModuleSource`, ...), whose
+`name` templates we follow.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from minidynamo.bytecode import Instruction, create_instruction
+
+
+class Source:
+    """The path from a frame to a value. Subclasses are frozen dataclasses."""
+
+    def name(self) -> str:
+        """The guard name: a Python expression over `L` (locals) and `G` (globals)."""
+        raise NotImplementedError
+
+    def reconstruct(self) -> list[Instruction]:
+        """Instructions that push this value onto the stack of the transformed frame."""
+        raise NotImplementedError
+
+    def placeholder_name(self) -> str:
+        """The FX placeholder name torch.compile uses for a graph input from here."""
+        return re.sub(r"[^a-zA-Z0-9]+", "_", self.name())
+
+    def is_local(self) -> bool:
+        """Whether the path starts at a local of the frame (not at a global)."""
+        return False
+
+    def __str__(self) -> str:
+        return self.name()
+
+
+@dataclass(frozen=True)
+class LocalSource(Source):
+    """A local variable (or argument) of the compiled frame: `L['x']`.
+
+    `is_cell` marks a local that lives in a cell (captured by an inner function,
+    or the function's own free variable): it is read with LOAD_DEREF.
+    """
+
+    local_name: str
+    is_cell: bool = False
+
+    def name(self) -> str:
+        return f"L[{self.local_name!r}]"
+
+    def reconstruct(self) -> list[Instruction]:
+        opname = "LOAD_DEREF" if self.is_cell else "LOAD_FAST"
+        return [create_instruction(opname, argval=self.local_name)]
+
+    def is_local(self) -> bool:
+        return True
+
+
+@dataclass(frozen=True)
+class GlobalSource(Source):
+    """A global of the compiled function's module: `G['w']`."""
+
+    global_name: str
+
+    def name(self) -> str:
+        return f"G[{self.global_name!r}]"
+
+    def reconstruct(self) -> list[Instruction]:
+        return [create_instruction("LOAD_GLOBAL", argval=self.global_name, arg=0)]
+
+
+@dataclass(frozen=True)
+class LocalCellSource(Source):
+    """The cell object of the compiled frame's cell or free variable `name`.
+
+    Not the value inside the cell: the cell itself, as LOAD_CLOSURE pushes it.
+    Writing to it is STORE_DEREF.
+    """
+
+    local_name: str
+
+    def name(self) -> str:
+        return f"L[{self.local_name!r}].cell"  # not a guard; only for messages
+
+    def reconstruct(self) -> list[Instruction]:
+        return [create_instruction("LOAD_CLOSURE", argval=self.local_name)]
+
+    def is_local(self) -> bool:
+        return True
+
+
+@dataclass(frozen=True)
+class ChainedSource(Source):
+    """A source that starts from another one (its `base`)."""
+
+    base: Source
+
+    def is_local(self) -> bool:
+        return self.base.is_local()
+
+
+@dataclass(frozen=True)
+class AttrSource(ChainedSource):
+    """An attribute of the base value: `L['self'].fc`."""
+
+    member: str
+
+    def name(self) -> str:
+        if self.member.isidentifier():
+            return f"{self.base.name()}.{self.member}"
+        return f"getattr({self.base.name()}, {self.member!r})"
+
+    def reconstruct(self) -> list[Instruction]:
+        return [*self.base.reconstruct(), create_instruction("LOAD_ATTR", argval=self.member)]
+
+
+@dataclass(frozen=True)
+class GetItemSource(ChainedSource):
+    """An item of the base value: `L['xs'][0]`, `L['d']['key']`."""
+
+    index: Any  # a constant: int, str, or another hashable Python constant
+
+    def name(self) -> str:
+        return f"{self.base.name()}[{self.index!r}]"
+
+    def reconstruct(self) -> list[Instruction]:
+        return [
+            *self.base.reconstruct(),
+            create_instruction("LOAD_CONST", argval=self.index),
+            create_instruction("BINARY_SUBSCR"),
+        ]
+
+
+# -- helpers that spell the paths TorchDynamo uses for nn.Module state -------
+
+
+def module_parameter_source(module: Source, name: str) -> Source:
+    """A parameter of a module: `L['self']._parameters['weight']`."""
+    return GetItemSource(AttrSource(module, "_parameters"), name)
+
+
+def module_buffer_source(module: Source, name: str) -> Source:
+    """A buffer of a module: `L['self']._buffers['running_mean']`."""
+    return GetItemSource(AttrSource(module, "_buffers"), name)
+
+
+def submodule_source(module: Source, name: str) -> Source:
+    """A child module: `L['self']._modules['fc']`."""
+    return GetItemSource(AttrSource(module, "_modules"), name)
+
+
+def closure_cell_source(function: Source, index: int) -> Source:
+    """The index-th closure cell of a function: `L['f'].__closure__[0]`."""
+    return GetItemSource(AttrSource(function, "__closure__"), index)
+
+
+def default_argument_source(function: Source, index: int) -> Source:
+    """The index-th positional default of a function: `L['f'].__defaults__[1]`."""
+    return GetItemSource(AttrSource(function, "__defaults__"), index)
+
+
+def keyword_default_source(function: Source, name: str) -> Source:
+    """A keyword-only default of a function: `L['f'].__kwdefaults__['scale']`."""
+    return GetItemSource(AttrSource(function, "__kwdefaults__"), name)

@@ -1,0 +1,890 @@
+"""Testing helpers: compare minidynamo with torch.compile, eager PyTorch and CPython.
+
+Every test of the package and every graded exercise asks the same question: *does
+minidynamo do what the real thing does?* The real thing is computed in the same run,
+never written down by hand:
+
+* CPython (and eager PyTorch) gives the values a function must return and the side
+  effects it must leave on its inputs;
+* ``torch.compile`` (TorchDynamo) gives the graphs minidynamo must capture.
+
+The helpers, in the order a test meets them:
+
+``CompileCounter``
+    a backend that counts the graphs (``frame_count``) and their operations
+    (``op_count``), like ``torch._dynamo.testing.CompileCounter``.
+``RecordingBackend``
+    a backend that keeps every ``GraphModule`` and its example inputs.
+``normalize_graph(gm)``
+    a graph as comparable data: ``[("placeholder", "L_x_"), ("call_function",
+    "torch.relu"), ("call_method", "sum"), ...]``.
+``compare_with_torch(fn, *args, **kwargs)``
+    runs ``fn`` eagerly, under ``torch.compile`` and under ``minidynamo.compile`` and
+    returns a ``Comparison`` whose ``.ok`` says whether they agree and whose
+    ``.report()`` says, in words, where they do not.
+``assert_same_as_torch(fn, *args, **kwargs)``
+    the same, as a test assertion.
+
+Import layering: this module sits on top of the package. It imports torch at import
+time and ``minidynamo.api`` only inside functions, so importing it never drags the
+tracer in and a half-built package can still be tested piece by piece.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+import dataclasses
+import enum
+import importlib
+import logging
+import math
+import os
+import sys
+import traceback
+import types
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any
+
+import torch
+import torch.fx
+
+__all__ = [
+    "Call",
+    "CompileCounter",
+    "Comparison",
+    "Difference",
+    "RecordingBackend",
+    "RunResult",
+    "TraceLine",
+    "assert_same_as_torch",
+    "assert_same_value",
+    "compare_calls_with_torch",
+    "compare_runs",
+    "compare_with_eager",
+    "compare_with_torch",
+    "describe_difference",
+    "graph_signature",
+    "normalize_graph",
+    "placeholder_names",
+    "run_eager",
+    "run_minidynamo",
+    "run_torch",
+    "strict_mode",
+    "target_name",
+    "minidynamo_trace_log",
+    "torch_trace_log",
+    "trace_opnames",
+]
+
+
+## Backends ############################################################################
+
+
+class CompileCounter:
+    """A backend that counts what it is given, and runs each graph as it is.
+
+    ``frame_count`` is the number of graphs compiled (one per captured frame or
+    graph-break piece); ``op_count`` the number of ``call_*`` nodes in them, exactly
+    as ``torch._dynamo.testing.CompileCounter`` counts.
+    """
+
+    def __init__(self) -> None:
+        self.clear()
+
+    def __call__(self, gm: torch.fx.GraphModule, example_inputs: list) -> Callable:
+        self.frame_count += 1
+        self.op_count += sum(1 for node in gm.graph.nodes if node.op.startswith("call"))
+        return gm.forward
+
+    def clear(self) -> None:
+        self.frame_count = 0
+        self.op_count = 0
+
+    def __repr__(self) -> str:
+        return f"CompileCounter(frame_count={self.frame_count}, op_count={self.op_count})"
+
+
+class RecordingBackend:
+    """A backend that keeps every graph it is given, with its example inputs.
+
+    By default it runs each graph as it is (``gm.forward``, like the "eager" backend);
+    give it ``inner``, another backend callable, to record *and* compile.
+    """
+
+    def __init__(self, inner: Callable | None = None) -> None:
+        self.inner = inner
+        self.graphs: list[torch.fx.GraphModule] = []
+        self.example_inputs: list[list] = []
+
+    def __call__(self, gm: torch.fx.GraphModule, example_inputs: list) -> Callable:
+        self.graphs.append(gm)
+        self.example_inputs.append(list(example_inputs))
+        if self.inner is None:
+            return gm.forward
+        return self.inner(gm, example_inputs)
+
+    @property
+    def graph_count(self) -> int:
+        return len(self.graphs)
+
+    def clear(self) -> None:
+        self.graphs.clear()
+        self.example_inputs.clear()
+
+
+## Graph normalisation #################################################################
+
+# Modules whose C names differ from the names users write.
+_MODULE_ALIASES = {"_operator": "operator", "torch._C._VariableFunctions": "torch"}
+
+
+def target_name(target: Any) -> str:
+    """A stable, readable name for an FX node's target.
+
+    ``"sum"`` (a method name) stays as it is; ``operator.add``, ``torch.relu``,
+    ``torch._C._nn.linear``, ``torch.nn.functional.relu``, ``torch.Tensor.add``
+    (an unbound tensor method), ``aten.add.Tensor`` (an operator overload) are named
+    the way a user would spell them, never by address.
+    """
+    if isinstance(target, str):
+        return target
+    if isinstance(target, (torch._ops.OpOverload, torch._ops.OpOverloadPacket)):
+        return str(target)
+    owner = getattr(target, "__objclass__", None)
+    if owner is not None:  # an unbound method of a C type, e.g. torch.Tensor.add
+        owner_name = "torch.Tensor" if issubclass(owner, torch._C.TensorBase) else owner.__qualname__
+        return f"{owner_name}.{target.__name__}"
+    module = getattr(target, "__module__", None) or ""
+    module = _MODULE_ALIASES.get(module, module)
+    if isinstance(target, types.BuiltinFunctionType):
+        name = target.__name__  # torch.relu's qualname is "_VariableFunctionsClass.relu"
+    else:
+        name = getattr(target, "__qualname__", None) or getattr(target, "__name__", None)
+    if name is None:
+        return repr(target)
+    return f"{module}.{name}" if module else name
+
+
+def normalize_graph(gm: torch.fx.GraphModule) -> list[tuple[str, str]]:
+    """The graph as a list of ``(op kind, name)`` pairs, in node order.
+
+    Placeholders are named by their target (``L_x_``,
+    ``L_self_modules_fc_parameters_weight_``: TorchDynamo encodes the input's
+    *source* in the name); ``get_attr`` nodes by the attribute path; calls by
+    :func:`target_name`. The output node is left out (see :func:`graph_signature`).
+    """
+    return [
+        (node.op, target_name(node.target))
+        for node in gm.graph.nodes
+        if node.op != "output"
+    ]
+
+
+def placeholder_names(gm: torch.fx.GraphModule) -> list[str]:
+    """The graph's inputs, in order, by name (``["L_x_", "L_y_"]``)."""
+    return [node.target for node in gm.graph.nodes if node.op == "placeholder"]
+
+
+def graph_signature(gm: torch.fx.GraphModule) -> list[tuple]:
+    """The graph with its arguments: ``(op, name, args, kwargs)`` per node.
+
+    Node arguments are written as ``%i``, the index of the node they refer to, so two
+    graphs with the same structure compare equal whatever their nodes are called;
+    constants are kept (``torch.Size`` becomes a tuple, dtypes and devices strings).
+    The output node is included.
+    """
+    index = {node: position for position, node in enumerate(gm.graph.nodes)}
+
+    def normal(value: Any) -> Any:
+        if isinstance(value, torch.fx.Node):
+            return f"%{index[value]}"
+        if isinstance(value, (list, tuple)):  # torch.Size is a tuple
+            return tuple(normal(item) for item in value)
+        if isinstance(value, dict):
+            return tuple((key, normal(item)) for key, item in value.items())
+        if isinstance(value, slice):
+            return ("slice", normal(value.start), normal(value.stop), normal(value.step))
+        if isinstance(value, torch.Tensor):
+            return ("tensor", tuple(value.shape), str(value.dtype))
+        if isinstance(value, (torch.dtype, torch.device, torch.memory_format, torch.layout)):
+            return str(value)
+        if isinstance(value, float) and math.isnan(value):
+            return "nan"
+        if callable(value) or isinstance(value, enum.Enum):
+            return target_name(value)
+        return value
+
+    return [
+        (node.op, target_name(node.target), normal(node.args), normal(node.kwargs))
+        for node in gm.graph.nodes
+    ]
+
+
+## Comparing values ####################################################################
+
+
+def describe_difference(expected: Any, actual: Any, path: str = "value") -> str | None:
+    """None when ``actual`` equals ``expected``, else one line saying where they differ.
+
+    Tensors are compared like ``torch.testing.assert_close`` (dtype, device, shape,
+    values within the default tolerances; NaNs equal); Python values exactly, type
+    included (``1``, ``1.0`` and ``True`` are three different answers); lists, tuples,
+    dicts, sets, namedtuples and objects with a ``__dict__`` (user classes,
+    ``nn.Module``) element by element. ``path`` names the top value in the message.
+    """
+    return _describe(expected, actual, path, set())
+
+
+def assert_same_value(expected: Any, actual: Any, path: str = "value") -> None:
+    """Raise AssertionError, saying where, unless :func:`describe_difference` is None."""
+    difference = describe_difference(expected, actual, path)
+    if difference is not None:
+        raise AssertionError(difference)
+
+
+def _describe(expected: Any, actual: Any, path: str, seen: set) -> str | None:
+    if expected is actual:
+        return None
+    if _same_namedtuple_shape(expected, actual):  # e.g. a namedtuple class made per call
+        return _describe_sequence(expected, actual, path, seen)
+    if type(expected) is not type(actual):
+        return f"{path}: expected {_short(expected)} ({type(expected).__name__}), got {_short(actual)} ({type(actual).__name__})"
+    if id(expected) in seen:  # a cycle: already being compared further up
+        return None
+    seen.add(id(expected))
+    if isinstance(expected, torch.Tensor):
+        return _describe_tensor(expected, actual, path)
+    if isinstance(expected, torch.nn.Module):
+        return _describe_dict(_module_state(expected), _module_state(actual), path, seen)
+    if isinstance(expected, (list, tuple)):
+        return _describe_sequence(expected, actual, path, seen)
+    if isinstance(expected, dict):
+        return _describe_dict(expected, actual, path, seen)
+    if isinstance(expected, float):
+        same = expected == actual or (math.isnan(expected) and math.isnan(actual))
+        return None if same else f"{path}: expected {expected!r}, got {actual!r}"
+    if _compares_by_identity(expected):
+        return _describe_object(expected, actual, path, seen)
+    try:
+        same = bool(expected == actual)
+    except Exception as error:  # noqa: BLE001 - a value that cannot be compared is a difference
+        return f"{path}: cannot compare {_short(expected)} with {_short(actual)}: {error}"
+    return None if same else f"{path}: expected {_short(expected)}, got {_short(actual)}"
+
+
+def _describe_tensor(expected: torch.Tensor, actual: torch.Tensor, path: str) -> str | None:
+    try:
+        torch.testing.assert_close(actual, expected, equal_nan=True, check_stride=False)
+    except AssertionError as error:
+        first_line = str(error).strip().splitlines()[0]
+        return f"{path}: tensors differ: {first_line}"
+    return None
+
+
+def _describe_sequence(expected: Sequence, actual: Sequence, path: str, seen: set) -> str | None:
+    if len(expected) != len(actual):
+        return f"{path}: expected length {len(expected)}, got {len(actual)}: {_short(actual)}"
+    for position, (left, right) in enumerate(zip(expected, actual)):
+        difference = _describe(left, right, f"{path}[{position}]", seen)
+        if difference is not None:
+            return difference
+    return None
+
+
+def _describe_dict(expected: dict, actual: dict, path: str, seen: set) -> str | None:
+    if list(expected) != list(actual):
+        return f"{path}: expected keys {list(expected)!r}, got {list(actual)!r}"
+    for key in expected:
+        difference = _describe(expected[key], actual[key], f"{path}[{key!r}]", seen)
+        if difference is not None:
+            return difference
+    return None
+
+
+def _same_namedtuple_shape(expected: Any, actual: Any) -> bool:
+    """Two namedtuples of classes with the same name and fields."""
+    return (
+        isinstance(expected, tuple)
+        and isinstance(actual, tuple)
+        and hasattr(expected, "_fields")
+        and getattr(actual, "_fields", None) == expected._fields
+        and type(expected).__name__ == type(actual).__name__
+    )
+
+
+def _module_state(module: torch.nn.Module) -> dict[str, Any]:
+    """What a module's user can observe: training flags, parameters, buffers and the
+    public attributes of it and its submodules (private bookkeeping is left out)."""
+    state: dict[str, Any] = {}
+    for prefix, submodule in module.named_modules():
+        where = f"{prefix}." if prefix else ""
+        state[f"{where}training"] = submodule.training
+        for name, value in vars(submodule).items():
+            if not name.startswith("_") and name != "training":
+                state[f"{where}{name}"] = value
+    state.update({f"parameter {name}": value for name, value in module.named_parameters()})
+    state.update({f"buffer {name}": value for name, value in module.named_buffers()})
+    return state
+
+
+def _compares_by_identity(value: Any) -> bool:
+    """True for objects whose ``==`` is ``is``: compare their attributes instead."""
+    return type(value).__eq__ is object.__eq__ and hasattr(value, "__dict__")
+
+
+def _describe_object(expected: Any, actual: Any, path: str, seen: set) -> str | None:
+    if isinstance(expected, (types.FunctionType, types.ModuleType, type)):
+        return f"{path}: expected {_short(expected)}, got {_short(actual)}"
+    return _describe_dict(vars(expected), vars(actual), f"{path}.__dict__", seen)
+
+
+def _short(value: Any, limit: int = 120) -> str:
+    if isinstance(value, torch.Tensor):
+        return f"tensor(shape={tuple(value.shape)}, dtype={value.dtype})"
+    try:
+        text = repr(value)
+    except Exception:  # noqa: BLE001 - any repr failure still needs a description
+        text = f"<{type(value).__name__}>"
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+## Running a function three ways #######################################################
+
+
+@dataclasses.dataclass
+class Call:
+    """The arguments of one call: ``Call((x, y), {"scale": 2})``."""
+
+    args: tuple = ()
+    kwargs: dict = dataclasses.field(default_factory=dict)
+
+
+@dataclasses.dataclass
+class Outcome:
+    """What one call did: its return value, or the exception it raised."""
+
+    value: Any = None
+    error: BaseException | None = None
+
+    def describe(self) -> str:
+        if self.error is not None:
+            return f"raised {_describe_error(self.error)}"
+        return f"returned {_short(self.value)}"
+
+
+@dataclasses.dataclass
+class RunResult:
+    """One way of running a function over a list of calls, and what it left behind.
+
+    ``outcomes[i]`` is call *i*'s return value or exception; ``inputs_after[i]`` is
+    ``(fn, args, kwargs)`` of call *i* after it ran (the function is included because
+    a module's buffers and attributes are inputs too); ``graphs`` and
+    ``example_inputs`` are what the backend received (empty for eager).
+    """
+
+    name: str
+    outcomes: list[Outcome]
+    inputs_after: list[tuple]
+    graphs: list[torch.fx.GraphModule] = dataclasses.field(default_factory=list)
+    example_inputs: list[list] = dataclasses.field(default_factory=list)
+    error: BaseException | None = None  # compiling itself failed (before any call)
+
+    @property
+    def graph_count(self) -> int:
+        return len(self.graphs)
+
+    def normalized_graphs(self) -> list[list[tuple[str, str]]]:
+        return [normalize_graph(gm) for gm in self.graphs]
+
+    def placeholders(self) -> list[list[str]]:
+        return [placeholder_names(gm) for gm in self.graphs]
+
+
+def run_eager(fn: Callable, calls: Sequence[Call]) -> RunResult:
+    """Run ``fn`` as plain Python / eager PyTorch, each call on fresh copies."""
+    return _run("eager", lambda function: function, fn, calls)
+
+
+def run_torch(
+    fn: Callable,
+    calls: Sequence[Call],
+    *,
+    fullgraph: bool = False,
+    dynamic: bool | None = None,
+    backend: str | Callable | None = None,
+) -> RunResult:
+    """Run ``fn`` under ``torch.compile``, recording its graphs.
+
+    With ``backend`` None the graphs run as they are; a backend name
+    (``"inductor"``) or callable is looked up by torch and compiles them after the
+    recording.
+    """
+    inner = torch._dynamo.lookup_backend(backend) if backend is not None else None
+    recorder = RecordingBackend(inner)
+    torch._dynamo.reset()
+
+    def compile_it(function: Callable) -> Callable:
+        return torch.compile(function, backend=recorder, fullgraph=fullgraph, dynamic=dynamic)
+
+    result = _run("torch.compile", compile_it, fn, calls)
+    result.graphs, result.example_inputs = recorder.graphs, recorder.example_inputs
+    return result
+
+
+def run_minidynamo(
+    fn: Callable,
+    calls: Sequence[Call],
+    *,
+    fullgraph: bool = False,
+    dynamic: bool | None = None,
+    backend: str | Callable | None = None,
+    strict: bool = True,
+) -> RunResult:
+    """Run ``fn`` under ``minidynamo.compile``, recording its graphs.
+
+    With ``backend`` None the graphs are recorded and run as they are. A backend
+    (a name such as ``"inductor"``, or a callable) is handed to minidynamo
+    *unchanged*, so that minidynamo's own backend lookup is what is tested; no
+    graphs are recorded then. ``strict`` (the default) sets ``config.strict`` so an
+    internal error raises instead of falling back to eager.
+    """
+    api = _minidynamo_api()
+    recorder = RecordingBackend()
+    compile_backend = recorder if backend is None else backend
+    api.reset()
+
+    def compile_it(function: Callable) -> Callable:
+        return api.compile(function, backend=compile_backend, fullgraph=fullgraph, dynamic=dynamic)
+
+    with strict_mode(strict):
+        result = _run("minidynamo", compile_it, fn, calls)
+    result.graphs, result.example_inputs = recorder.graphs, recorder.example_inputs
+    return result
+
+
+def _run(name: str, compile_it: Callable, fn: Callable, calls: Sequence[Call]) -> RunResult:
+    """Compile ``fn`` once and make the calls, each on deep copies of its arguments,
+    so that no run sees another run's mutations. A module is copied once per run (its
+    state carries from call to call, as it would for a user) and snapshotted after
+    each call."""
+    function = copy.deepcopy(fn) if isinstance(fn, torch.nn.Module) else fn
+    try:
+        compiled = compile_it(function)
+    except Exception as error:  # noqa: BLE001 - reported, not raised
+        return RunResult(name, [], [], error=error)
+    outcomes, inputs_after = [], []
+    for call in calls:
+        args, kwargs = copy.deepcopy((call.args, call.kwargs))
+        torch.manual_seed(0)  # random ops draw the same numbers in every run
+        try:
+            outcomes.append(Outcome(value=compiled(*args, **kwargs)))
+        except Exception as error:  # noqa: BLE001 - an exception is an outcome too
+            outcomes.append(Outcome(error=error))
+        snapshot = copy.deepcopy(function) if isinstance(function, torch.nn.Module) else function
+        inputs_after.append((snapshot, args, kwargs))
+    return RunResult(name, outcomes, inputs_after)
+
+
+def _minidynamo_api() -> types.ModuleType:
+    """``minidynamo.api``, imported on first use (see the module docstring)."""
+    return importlib.import_module("minidynamo.api")
+
+
+@contextlib.contextmanager
+def strict_mode(enabled: bool = True) -> Iterator[None]:
+    """Set ``minidynamo.config.strict`` for the duration of a ``with`` block.
+
+    In strict mode an internal error of minidynamo raises instead of falling back to
+    eager, so a broken (or stub) implementation cannot pass by not compiling.
+    """
+    config = importlib.import_module("minidynamo.config")
+    previous = config.strict
+    config.strict = enabled
+    try:
+        yield
+    finally:
+        config.strict = previous
+
+
+## Comparing runs ######################################################################
+
+
+@dataclasses.dataclass(frozen=True)
+class Difference:
+    """One way two runs disagree. ``kind`` is one of ``Comparison.KINDS``."""
+
+    kind: str
+    detail: str
+
+    def __str__(self) -> str:
+        return f"[{self.kind}] {self.detail}"
+
+
+@dataclasses.dataclass
+class Comparison:
+    """minidynamo against torch.compile (graphs) and eager (values, side effects).
+
+    ``ok`` is True when there is no difference; ``differences`` lists them (kinds in
+    ``KINDS``); ``report()`` prints both graphs' normalised ops next to the findings.
+    The three runs stay available as ``eager``, ``torch`` and ``minidynamo``.
+    """
+
+    KINDS = (
+        "error",  # minidynamo failed to compile
+        "output",  # a return value (or exception) differs from eager's
+        "side effects",  # inputs after the call differ from eager's
+        "graph count",
+        "placeholders",  # graph inputs, by name (the name encodes the source)
+        "ops",  # normalised call targets, in order
+        "op arguments",  # same ops, different arguments (see graph_signature)
+        "backend output",  # with backend=..., a value differs from eager's
+        "backend side effects",
+        "backend error",
+        # "reference ..." (e.g. "reference output"): torch.compile itself disagrees
+        # with eager, so the program is not a fair test (nondeterministic, a torch bug).
+    )
+
+    function: str
+    eager: RunResult
+    torch: RunResult
+    minidynamo: RunResult
+    differences: list[Difference]
+
+    @property
+    def ok(self) -> bool:
+        return not self.differences
+
+    def kinds(self) -> set[str]:
+        return {difference.kind for difference in self.differences}
+
+    def report(self) -> str:
+        verdict = "same as torch.compile" if self.ok else f"{len(self.differences)} difference(s)"
+        lines = [f"{self.function}: {verdict}"]
+        lines += [f"  {difference}" for difference in self.differences]
+        for run in (self.torch, self.minidynamo):
+            lines.append(f"  {run.name}: {run.graph_count} graph(s)")
+            for number, ops in enumerate(run.normalized_graphs()):
+                lines.append(f"    graph {number}: " + ", ".join(f"{op}:{name}" for op, name in ops))
+        return "\n".join(lines)
+
+    def __str__(self) -> str:
+        return self.report()
+
+
+def compare_runs(eager: RunResult, reference: RunResult, candidate: RunResult, name: str = "") -> Comparison:
+    """Compare finished runs: ``candidate`` (minidynamo) against ``reference``
+    (torch.compile) on graphs, and both against ``eager`` on values and side effects.
+
+    Use it to reuse runs, e.g. a torch.compile reference cached for a test session.
+    """
+    differences = compare_with_eager(eager, reference, prefix="reference")
+    differences += compare_with_eager(eager, candidate)
+    if candidate.error is None and reference.error is None:
+        differences += _compare_graphs(reference, candidate)
+    return Comparison(name, eager, reference, candidate, differences)
+
+
+def compare_with_eager(eager: RunResult, run: RunResult, prefix: str = "") -> list[Difference]:
+    """Return values and inputs-after-the-call of ``run`` against eager's.
+
+    Kinds are ``"output"``, ``"side effects"`` and ``"error"`` (compiling failed);
+    a ``prefix`` is put in front of them (``"reference output"``: the reference
+    itself disagrees with eager).
+    """
+
+    def kind(name: str) -> str:
+        return f"{prefix} {name}" if prefix else name
+
+    if run.error is not None:
+        return [Difference(kind("error"), f"{run.name} failed to compile: {_describe_error(run.error)}")]
+    differences = []
+    for number, (expected, actual) in enumerate(zip(eager.outcomes, run.outcomes)):
+        call = f"call {number}: " if len(eager.outcomes) > 1 else ""
+        problem = _compare_outcomes(expected, actual, "result")
+        if problem is not None:
+            differences.append(Difference(kind("output"), f"{call}{run.name} {problem}"))
+        problem = _describe_inputs(eager.inputs_after[number], run.inputs_after[number])
+        if problem is not None:
+            differences.append(Difference(kind("side effects"), f"{call}{run.name}: {problem}"))
+    return differences
+
+
+def _compare_outcomes(expected: Outcome, actual: Outcome, path: str) -> str | None:
+    if expected.error is not None or actual.error is not None:
+        same_error = (
+            expected.error is not None
+            and actual.error is not None
+            and type(expected.error) is type(actual.error)
+        )
+        return None if same_error else f"{actual.describe()}, eager {expected.describe()}"
+    return describe_difference(expected.value, actual.value, path)
+
+
+def _describe_inputs(expected: tuple, actual: tuple) -> str | None:
+    """The inputs after the call: the function (a module's state), args, kwargs."""
+    function, args, kwargs = expected
+    other_function, other_args, other_kwargs = actual
+    if isinstance(function, torch.nn.Module):
+        difference = describe_difference(function, other_function, "self")
+        if difference is not None:
+            return difference
+    return describe_difference(args, other_args, "args") or describe_difference(
+        kwargs, other_kwargs, "kwargs"
+    )
+
+
+def _compare_graphs(reference: RunResult, candidate: RunResult) -> list[Difference]:
+    if reference.graph_count != candidate.graph_count:
+        return [
+            Difference(
+                "graph count",
+                f"torch.compile captured {reference.graph_count} graph(s), "
+                f"minidynamo {candidate.graph_count}",
+            )
+        ]
+    differences = []
+    for number, (torch_gm, mini_gm) in enumerate(zip(reference.graphs, candidate.graphs)):
+        differences += _compare_graph(number, torch_gm, mini_gm)
+    return differences
+
+
+def _compare_graph(number: int, torch_gm: torch.fx.GraphModule, mini_gm: torch.fx.GraphModule) -> list[Difference]:
+    where = f"graph {number}"
+    torch_inputs, mini_inputs = placeholder_names(torch_gm), placeholder_names(mini_gm)
+    differences = []
+    if torch_inputs != mini_inputs:
+        differences.append(
+            Difference("placeholders", f"{where}: torch.compile {torch_inputs}, minidynamo {mini_inputs}")
+        )
+    torch_ops = [op for op in normalize_graph(torch_gm) if op[0] != "placeholder"]
+    mini_ops = [op for op in normalize_graph(mini_gm) if op[0] != "placeholder"]
+    if torch_ops != mini_ops:
+        differences.append(Difference("ops", f"{where}: {_first_mismatch(torch_ops, mini_ops)}"))
+    if differences:  # node indexes in the arguments would not line up
+        return differences
+    torch_nodes, mini_nodes = graph_signature(torch_gm), graph_signature(mini_gm)
+    if torch_nodes != mini_nodes:
+        return [Difference("op arguments", f"{where}: {_first_mismatch(torch_nodes, mini_nodes)}")]
+    return []
+
+
+def _first_mismatch(expected: list, actual: list) -> str:
+    for position, (left, right) in enumerate(zip(expected, actual)):
+        if left != right:
+            return f"node {position}: torch.compile {left}, minidynamo {right}"
+    if len(expected) > len(actual):
+        return f"minidynamo lacks {expected[len(actual):]}"
+    return f"minidynamo has extra {actual[len(expected):]}"
+
+
+def _describe_error(error: BaseException) -> str:
+    """``Type: first line of the message (file:line in function)``, the place being
+    the innermost frame of the traceback: where a tracer bug can be found."""
+    message = f"{type(error).__name__}: {error}".splitlines()[0]
+    frames = traceback.extract_tb(error.__traceback__)
+    if not frames:
+        return message
+    last = frames[-1]
+    return f"{message} ({os.path.basename(last.filename)}:{last.lineno} in {last.name})"
+
+
+## Entry points for tests ############################################################
+
+
+def compare_calls_with_torch(
+    fn: Callable,
+    calls: Sequence[Call | tuple],
+    *,
+    fullgraph: bool = False,
+    backend: str | Callable = "eager",
+    dynamic: bool | None = None,
+    strict: bool = True,
+) -> Comparison:
+    """:func:`compare_with_torch` over several calls of the same compiled function
+    (a call is a ``Call`` or a tuple of positional arguments); recompilations show up
+    as extra graphs."""
+    calls = [call if isinstance(call, Call) else Call(tuple(call)) for call in calls]
+    eager = run_eager(fn, calls)
+    reference = run_torch(fn, calls, fullgraph=fullgraph, dynamic=dynamic)
+    candidate = run_minidynamo(fn, calls, fullgraph=fullgraph, dynamic=dynamic, strict=strict)
+    name = getattr(fn, "__qualname__", type(fn).__qualname__)
+    comparison = compare_runs(eager, reference, candidate, name)
+    if backend != "eager":
+        comparison.differences += _compare_backend(fn, calls, eager, backend, fullgraph, dynamic, strict)
+    return comparison
+
+
+def _compare_backend(
+    fn: Callable,
+    calls: list[Call],
+    eager: RunResult,
+    backend: str | Callable,
+    fullgraph: bool,
+    dynamic: bool | None,
+    strict: bool,
+) -> list[Difference]:
+    """Run both compilers once more with the real ``backend``; values must be eager's."""
+    torch_run = run_torch(fn, calls, fullgraph=fullgraph, dynamic=dynamic, backend=backend)
+    mini_run = run_minidynamo(fn, calls, fullgraph=fullgraph, dynamic=dynamic, backend=backend, strict=strict)
+    differences = []
+    for run, prefix in ((torch_run, "reference "), (mini_run, "")):
+        for found in compare_with_eager(eager, run):
+            detail = f"backend={backend!r}: {found.detail}"
+            differences.append(Difference(f"{prefix}backend {found.kind}", detail))
+    return differences
+
+
+def compare_with_torch(
+    fn: Callable,
+    *args: Any,
+    fullgraph: bool = False,
+    backend: str | Callable = "eager",
+    dynamic: bool | None = None,
+    strict: bool = True,
+    **kwargs: Any,
+) -> Comparison:
+    """Run ``fn(*args, **kwargs)`` eagerly, under torch.compile and under minidynamo.
+
+    Each run starts from ``torch._dynamo.reset()`` / ``minidynamo.reset()`` and from
+    deep copies of the arguments (and of ``fn`` when it is an ``nn.Module``), so
+    mutations do not leak between runs; ``torch.manual_seed(0)`` precedes each call.
+    Both compilers get a :class:`RecordingBackend`; the comparison covers graph count,
+    placeholders, normalised ops and their arguments (against torch.compile), return
+    values and the inputs after the call (against eager, so a side effect applied twice
+    or not at all is caught). With ``backend`` other than ``"eager"`` both compilers
+    run once more with that backend, whose values must match eager's too.
+
+    ``fullgraph``, ``backend``, ``dynamic`` and ``strict`` are the harness's own
+    keywords; to pass an argument of that name to ``fn``, wrap ``fn`` in a lambda.
+    """
+    return compare_calls_with_torch(
+        fn,
+        [Call(args, kwargs)],
+        fullgraph=fullgraph,
+        backend=backend,
+        dynamic=dynamic,
+        strict=strict,
+    )
+
+
+def assert_same_as_torch(
+    fn: Callable,
+    *args: Any,
+    fullgraph: bool = False,
+    backend: str | Callable = "eager",
+    dynamic: bool | None = None,
+    strict: bool = True,
+    ignore: Sequence[str] = (),
+    **kwargs: Any,
+) -> Comparison:
+    """:func:`compare_with_torch`, failing the test with the report unless every
+    difference is of a kind listed in ``ignore`` (e.g. ``ignore=("op arguments",)``).
+    Returns the comparison for further assertions."""
+    comparison = compare_with_torch(
+        fn, *args, fullgraph=fullgraph, backend=backend, dynamic=dynamic, strict=strict, **kwargs
+    )
+    remaining = [difference for difference in comparison.differences if difference.kind not in ignore]
+    if remaining:
+        raise AssertionError(comparison.report())
+    return comparison
+
+
+## Trace logs ########################################################################
+
+
+@dataclasses.dataclass(frozen=True)
+class TraceLine:
+    """One ``TRACE`` line of a bytecode trace log: the opcode, the rest of the line
+    (argument and stack), and the inlining depth of its frame (0: the root frame)."""
+
+    opname: str
+    text: str
+    depth: int = 0
+
+
+TORCH_TRACE_LOGGER = "torch._dynamo.symbolic_convert.__trace_bytecode"
+MINIDYNAMO_TRACE_LOGGER = "minidynamo.trace_bytecode"
+
+
+def torch_trace_log(fn: Callable, *args: Any, **kwargs: Any) -> list[TraceLine]:
+    """TorchDynamo's ``trace_bytecode`` log (what ``TORCH_LOGS=trace_bytecode``
+    prints) of compiling and calling ``fn(*args, **kwargs)`` once, eager backend."""
+    torch._dynamo.reset()
+    try:
+        with _capture_trace(TORCH_TRACE_LOGGER) as lines:
+            torch.compile(fn, backend="eager")(*copy.deepcopy(args), **copy.deepcopy(kwargs))
+    finally:
+        torch._dynamo.reset()
+    return lines
+
+
+def minidynamo_trace_log(fn: Callable, *args: Any, **kwargs: Any) -> list[TraceLine]:
+    """minidynamo's ``trace_bytecode`` log (what ``MINIDYNAMO_LOGS=trace_bytecode``
+    prints) of compiling and calling ``fn(*args, **kwargs)`` once, eager backend,
+    in strict mode."""
+    api = _minidynamo_api()
+    api.reset()
+    try:
+        with strict_mode(), _capture_trace(MINIDYNAMO_TRACE_LOGGER) as lines:
+            api.compile(fn, backend="eager")(*copy.deepcopy(args), **copy.deepcopy(kwargs))
+    finally:
+        api.reset()
+    return lines
+
+
+@contextlib.contextmanager
+def _capture_trace(logger_name: str) -> Iterator[list[TraceLine]]:
+    """Switch a trace logger on (level DEBUG) and collect its lines, printing none.
+
+    Both trace logs are plain ``logging`` loggers that the tracer checks with
+    ``isEnabledFor(DEBUG)``, so this is all ``set_logs(trace_bytecode=True)`` does
+    too, minus the printing (``propagate`` is off while capturing)."""
+    handler = _TraceHandler()
+    logger = logging.getLogger(logger_name)
+    saved = logger.level, logger.propagate, logger.handlers[:]
+    logger.setLevel(logging.DEBUG)
+    logger.propagate = False
+    logger.handlers = [handler]
+    try:
+        yield handler.lines
+    finally:
+        logger.setLevel(saved[0])
+        logger.propagate = saved[1]
+        logger.handlers = saved[2]
+
+
+class _TraceHandler(logging.Handler):
+    """Keeps the ``TRACE OPNAME rest`` lines of a log, with their inlining depth."""
+
+    def __init__(self) -> None:
+        super().__init__(level=logging.DEBUG)
+        self.lines: list[TraceLine] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        message = record.getMessage()
+        if message.startswith("TRACE "):
+            opname, _, text = message[len("TRACE "):].partition(" ")
+            self.lines.append(TraceLine(opname, text, _inlining_depth()))
+
+
+def _inlining_depth() -> int:
+    """The inlining depth of the translator that is logging, found on the Python
+    stack: the nearest ``self`` whose class name ends in "InstructionTranslator"
+    (TorchDynamo's and minidynamo's both do), counted along its ``parent`` chain.
+    Neither log line says which frame it belongs to, hence this look."""
+    frame = sys._getframe(1)
+    while frame is not None:
+        translator = frame.f_locals.get("self")
+        if type(translator).__name__.endswith("InstructionTranslator"):
+            depth = 0
+            while getattr(translator, "parent", None) is not None:
+                translator, depth = translator.parent, depth + 1
+            return depth
+        frame = frame.f_back
+    return 0
+
+
+def trace_opnames(lines: Sequence[TraceLine], *, root_only: bool = False) -> list[str]:
+    """The opcode names of a trace log, optionally of the root frame only."""
+    return [line.opname for line in lines if not root_only or line.depth == 0]

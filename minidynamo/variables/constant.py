@@ -1,0 +1,122 @@
+"""ConstantVariable: Python values known at trace time, folded as they are used (chapter 3).
+
+An `int`, `str`, `None`, `torch.float32` ... is *specialised*: the tracer keeps
+its value and computes with it directly, so `scale + i` becomes `3` while
+tracing and the graph only ever sees the result. This is how loops over
+`range(3)` unroll and why `x * (2 + 1)` records a single `mul` by 3.
+
+Compare with TorchDynamo: `torch/_dynamo/variables/constant.py`
+(`ConstantVariable`, `EnumVariable`).
+"""
+
+from __future__ import annotations
+
+import enum
+import types
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Sequence
+
+import torch
+
+from minidynamo.exc import graph_break
+from minidynamo.variables.base import VariableTracker, constant_values
+
+if TYPE_CHECKING:
+    from minidynamo.codegen import PyCodegen
+    from minidynamo.translator.base import InstructionTranslatorBase as Translator
+
+# Immutable values a ConstantVariable may hold (tuples become TupleVariables).
+CONSTANT_TYPES: tuple[type, ...] = (
+    int, float, bool, complex, str, bytes, type(None), type(Ellipsis),
+    type(NotImplemented), torch.dtype, torch.device, torch.layout,
+    torch.memory_format, types.CodeType, enum.Enum,
+)
+
+
+def is_constant_value(value: Any) -> bool:
+    """Whether `value` is an immutable constant (tuples and frozensets of them too)."""
+    if isinstance(value, (tuple, frozenset)):
+        return all(is_constant_value(item) for item in value)
+    if isinstance(value, slice):
+        return all(is_constant_value(v) for v in (value.start, value.stop, value.step))
+    return isinstance(value, CONSTANT_TYPES)
+
+
+@dataclass(frozen=True, eq=False, repr=False)
+class ConstantVariable(VariableTracker):
+    """A Python constant; operations on constants fold at trace time."""
+
+    value: Any
+
+    def python_type(self) -> type:
+        return type(self.value)
+
+    def as_python_constant(self) -> Any:
+        return self.value
+
+    def as_proxy(self) -> Any:
+        return self.value
+
+    def var_getattr(self, tx: Translator, name: str) -> VariableTracker:
+        from minidynamo.variables.misc import GetAttrVariable
+
+        if not hasattr(self.value, name):
+            graph_break("unsupported attribute", f"{type(self.value).__name__} has no attribute {name!r}")
+        attribute = getattr(self.value, name)
+        if callable(attribute):
+            return GetAttrVariable(self, name)  # a bound method, folded when called
+        return constant(attribute)
+
+    def call_method(
+        self,
+        tx: Translator,
+        name: str,
+        args: Sequence[VariableTracker],
+        kwargs: dict[str, VariableTracker],
+    ) -> VariableTracker:
+        values = constant_values(args)
+        keyword_values = constant_values(list(kwargs.values()))
+        if values is None or keyword_values is None:
+            graph_break("unsupported call", f"{type(self.value).__name__}.{name}() with non-constant arguments")
+        method = getattr(self.value, name)
+        return fold(method, values, dict(zip(kwargs, keyword_values)))
+
+    def unpack_var_sequence(self, tx: Translator) -> list[VariableTracker]:
+        if isinstance(self.value, (str, bytes)):
+            return [constant(item) for item in self.value]
+        return super().unpack_var_sequence(tx)
+
+    def reconstruct(self, codegen: PyCodegen) -> None:
+        codegen.load_const(self.value)
+
+    def __repr__(self) -> str:
+        return f"ConstantVariable({type(self.value).__name__}: {self.value!r})"
+
+
+def constant(value: Any) -> VariableTracker:
+    """The tracker of a constant; tuples of constants become TupleVariables."""
+    if isinstance(value, tuple) and not isinstance(value, torch.Size):
+        from minidynamo.variables.lists import TupleVariable
+
+        return TupleVariable(tuple(constant(item) for item in value))
+    if isinstance(value, torch.Size):
+        from minidynamo.variables.lists import SizeVariable
+
+        return SizeVariable(tuple(constant(item) for item in value))
+    if isinstance(value, slice):
+        from minidynamo.variables.lists import SliceVariable
+
+        return SliceVariable(constant(value.start), constant(value.stop), constant(value.step))
+    if not is_constant_value(value):
+        graph_break("unsupported value", f"{type(value).__name__} value {value!r} is not a constant")
+    return ConstantVariable(value)
+
+
+def fold(function: Any, args: Sequence[Any], kwargs: dict[str, Any]) -> VariableTracker:
+    """Run a pure function on constants now, at trace time, and track the result."""
+    try:
+        result = function(*args, **kwargs)
+    except Exception as error:  # the user's code would raise the same in eager
+        name = getattr(function, "__name__", repr(function))
+        graph_break("exception in traced code", f"{name}{tuple(args)} raised {type(error).__name__}: {error}")
+    return constant(result)

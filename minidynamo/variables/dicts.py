@@ -1,0 +1,289 @@
+"""Dicts and sets whose keys are Python constants (chapter 3).
+
+A dict's keys must be known while tracing (strings, ints, ...) so that
+`d["scale"]` can pick the right value tracker; the values can be anything,
+tensors included. Sets hold constants only. Like lists, both are mutable: a
+write makes a new version that replaces the old one everywhere and is replayed
+after the graph if the dict came from outside.
+
+Compare with TorchDynamo: `torch/_dynamo/variables/dicts.py` (`ConstDictVariable`,
+`DictKeysVariable`, ...) and `sets.py`, which also allow tensors and other
+hashable trackers as keys.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from minidynamo.exc import graph_break
+from minidynamo.variables.base import (
+    VariableTracker,
+    bound_method_getattr,
+    constant_values,
+    new_object_id,
+)
+from minidynamo.variables.constant import ConstantVariable, constant
+from minidynamo.variables.lists import ListVariable, TupleVariable
+
+if TYPE_CHECKING:
+    from minidynamo.codegen import PyCodegen
+    from minidynamo.translator.base import InstructionTranslatorBase as Translator
+
+
+def as_key(variable: VariableTracker) -> Any:
+    """The Python constant used as a dict key or set element."""
+    variable = variable.realize()
+    if not variable.is_python_constant():
+        graph_break("unsupported operator", f"using {variable} as a dict key or set element")
+    key = variable.as_python_constant()
+    try:
+        hash(key)
+    except TypeError:
+        graph_break("exception in traced code", f"unhashable key {key!r}")
+    return key
+
+
+@dataclass(frozen=True, eq=False, repr=False)
+class ConstDictVariable(VariableTracker):
+    """A dict from constant keys to trackers. Writes make new versions."""
+
+    items: dict[Any, VariableTracker]
+    children_fields = ("items",)
+
+    def python_type(self) -> type:
+        return dict
+
+    def as_python_constant(self) -> Any:
+        return {key: value.as_python_constant() for key, value in self.items.items()}
+
+    def as_proxy(self) -> Any:
+        return {key: value.as_proxy() for key, value in self.items.items()}
+
+    def unpack_var_sequence(self, tx: Translator) -> list[VariableTracker]:
+        return [constant(key) for key in self.items]
+
+    var_getattr = bound_method_getattr
+
+    def mutated(self, tx: Translator, items: dict[Any, VariableTracker]) -> None:
+        tx.output.side_effects.mutate(self.clone(items=items))
+
+    def reconstruct(self, codegen: PyCodegen) -> None:
+        for key, value in self.items.items():
+            codegen.load_const(key)
+            codegen(value)
+        codegen.append("BUILD_MAP", arg=len(self.items))
+
+    # -- reading ---------------------------------------------------------------
+
+    def dunder_len(self, tx: Translator) -> VariableTracker:
+        return ConstantVariable(len(self.items))
+
+    def dunder_getitem(self, tx: Translator, key: VariableTracker) -> VariableTracker:
+        python_key = as_key(key)
+        if python_key not in self.items:
+            graph_break("exception in traced code", f"KeyError: {python_key!r}")
+        return self.items[python_key]
+
+    def dunder_contains(self, tx: Translator, key: VariableTracker) -> VariableTracker:
+        return ConstantVariable(as_key(key) in self.items)
+
+    def method_get(self, tx: Translator, key: VariableTracker, default: VariableTracker | None = None) -> VariableTracker:
+        return self.items.get(as_key(key), default or ConstantVariable(None))
+
+    def method_keys(self, tx: Translator) -> VariableTracker:
+        return DictViewVariable(self, "keys")
+
+    def method_values(self, tx: Translator) -> VariableTracker:
+        return DictViewVariable(self, "values")
+
+    def method_items(self, tx: Translator) -> VariableTracker:
+        return DictViewVariable(self, "items")
+
+    def method_copy(self, tx: Translator) -> VariableTracker:
+        return ConstDictVariable(dict(self.items), object_id=new_object_id())
+
+    # -- writing ---------------------------------------------------------------
+
+    def dunder_setitem(self, tx: Translator, key: VariableTracker, value: VariableTracker) -> VariableTracker:
+        self.mutated(tx, {**self.items, as_key(key): value})
+        return ConstantVariable(None)
+
+    def dunder_delitem(self, tx: Translator, key: VariableTracker) -> VariableTracker:
+        python_key = as_key(key)
+        if python_key not in self.items:
+            graph_break("exception in traced code", f"KeyError: {python_key!r}")
+        self.mutated(tx, {k: v for k, v in self.items.items() if k != python_key})
+        return ConstantVariable(None)
+
+    def method_update(self, tx: Translator, other: VariableTracker | None = None, **kwargs: VariableTracker) -> VariableTracker:
+        new_items = dict(self.items)
+        if other is not None:
+            new_items.update(dict_items(tx, other))
+        new_items.update(kwargs)
+        self.mutated(tx, new_items)
+        return ConstantVariable(None)
+
+    def method_pop(self, tx: Translator, key: VariableTracker, default: VariableTracker | None = None) -> VariableTracker:
+        python_key = as_key(key)
+        if python_key not in self.items:
+            if default is None:
+                graph_break("exception in traced code", f"KeyError: {python_key!r}")
+            return default
+        value = self.items[python_key]
+        self.mutated(tx, {k: v for k, v in self.items.items() if k != python_key})
+        return value
+
+    def method_setdefault(self, tx: Translator, key: VariableTracker, default: VariableTracker | None = None) -> VariableTracker:
+        python_key = as_key(key)
+        if python_key in self.items:
+            return self.items[python_key]
+        value = default or ConstantVariable(None)
+        self.mutated(tx, {**self.items, python_key: value})
+        return value
+
+    def method_clear(self, tx: Translator) -> VariableTracker:
+        self.mutated(tx, {})
+        return ConstantVariable(None)
+
+    def __repr__(self) -> str:
+        return "ConstDictVariable()"
+
+
+def dict_items(tx: Translator, other: VariableTracker) -> dict[Any, VariableTracker]:
+    """The entries of a dict tracker, or of a sequence of (key, value) pairs."""
+    other = other.realize()
+    if isinstance(other, ConstDictVariable):
+        return dict(other.items)
+    pairs = [pair.unpack_var_sequence(tx) for pair in other.unpack_var_sequence(tx)]
+    return {as_key(key): value for key, value in pairs}
+
+
+@dataclass(frozen=True, eq=False, repr=False)
+class DictViewVariable(VariableTracker):
+    """`d.keys()`, `d.values()`, `d.items()`: live views of a dict tracker."""
+
+    dict_variable: ConstDictVariable
+    kind: str  # "keys", "values" or "items"
+    children_fields = ("dict_variable",)
+
+    def python_type(self) -> type:
+        return type(getattr({}, self.kind)())
+
+    def unpack_var_sequence(self, tx: Translator) -> list[VariableTracker]:
+        entries = self.dict_variable.items
+        if self.kind == "keys":
+            return [constant(key) for key in entries]
+        if self.kind == "values":
+            return list(entries.values())
+        return [TupleVariable((constant(key), value)) for key, value in entries.items()]
+
+    var_getattr = bound_method_getattr
+
+    def dunder_len(self, tx: Translator) -> VariableTracker:
+        return ConstantVariable(len(self.dict_variable.items))
+
+    def dunder_contains(self, tx: Translator, value: VariableTracker) -> VariableTracker:
+        if self.kind == "keys":
+            return self.dict_variable.dunder_contains(tx, value)
+        return ListVariable(tuple(self.unpack_var_sequence(tx))).dunder_contains(tx, value)
+
+    def reconstruct(self, codegen: PyCodegen) -> None:
+        codegen(self.dict_variable)
+        codegen.append("LOAD_METHOD", argval=self.kind)
+        codegen.call_method(0)
+
+    def __repr__(self) -> str:
+        return f"DictViewVariable({self.kind})"
+
+
+@dataclass(frozen=True, eq=False, repr=False)
+class SetVariable(VariableTracker):
+    """A set of constants, kept in insertion order for deterministic rebuilding."""
+
+    items: tuple[VariableTracker, ...]
+    children_fields = ("items",)
+
+    def python_type(self) -> type:
+        return set
+
+    def keys(self) -> list[Any]:
+        return [as_key(item) for item in self.items]
+
+    def as_python_constant(self) -> Any:
+        return set(self.keys())
+
+    def unpack_var_sequence(self, tx: Translator) -> list[VariableTracker]:
+        return list(self.items)
+
+    var_getattr = bound_method_getattr
+
+    def with_values(self, values: list[Any]) -> SetVariable:
+        unique = list(dict.fromkeys(values))
+        return SetVariable(tuple(constant(v) for v in unique), object_id=new_object_id())
+
+    def mutated(self, tx: Translator, values: list[Any]) -> VariableTracker:
+        unique = list(dict.fromkeys(values))
+        tx.output.side_effects.mutate(self.clone(items=tuple(constant(v) for v in unique)))
+        return ConstantVariable(None)
+
+    def reconstruct(self, codegen: PyCodegen) -> None:
+        for item in self.items:
+            codegen(item)
+        codegen.append("BUILD_SET", arg=len(self.items))
+
+    def dunder_len(self, tx: Translator) -> VariableTracker:
+        return ConstantVariable(len(self.items))
+
+    def dunder_contains(self, tx: Translator, value: VariableTracker) -> VariableTracker:
+        return ConstantVariable(as_key(value) in self.keys())
+
+    def method_add(self, tx: Translator, value: VariableTracker) -> VariableTracker:
+        return self.mutated(tx, [*self.keys(), as_key(value)])
+
+    def method_update(self, tx: Translator, *others: VariableTracker) -> VariableTracker:
+        values = [as_key(v) for other in others for v in other.unpack_var_sequence(tx)]
+        return self.mutated(tx, [*self.keys(), *values])
+
+    def method_discard(self, tx: Translator, value: VariableTracker) -> VariableTracker:
+        key = as_key(value)
+        return self.mutated(tx, [k for k in self.keys() if k != key])
+
+    def method_remove(self, tx: Translator, value: VariableTracker) -> VariableTracker:
+        if as_key(value) not in self.keys():
+            graph_break("exception in traced code", f"KeyError: {as_key(value)!r}")
+        return self.method_discard(tx, value)
+
+    def _combine(self, tx: Translator, other: VariableTracker, operation: str) -> VariableTracker:
+        theirs = [as_key(v) for v in other.unpack_var_sequence(tx)]
+        result = getattr(set(self.keys()), operation)(theirs)
+        return self.with_values([k for k in [*self.keys(), *theirs] if k in result])
+
+    def method_union(self, tx: Translator, other: VariableTracker) -> VariableTracker:
+        return self._combine(tx, other, "union")
+
+    def method_intersection(self, tx: Translator, other: VariableTracker) -> VariableTracker:
+        return self._combine(tx, other, "intersection")
+
+    def method_difference(self, tx: Translator, other: VariableTracker) -> VariableTracker:
+        return self._combine(tx, other, "difference")
+
+    dunder_or = method_union
+    dunder_and = method_intersection
+    dunder_sub = method_difference
+
+    def __repr__(self) -> str:
+        return "SetVariable()"
+
+
+def set_from_values(values: list[Any]) -> SetVariable:
+    """A new set tracker (BUILD_SET, `set(...)`) from constant values."""
+    return SetVariable((), object_id=new_object_id()).with_values(values)
+
+
+def constant_keys(variables: list[VariableTracker]) -> list[Any]:
+    """Keys of BUILD_MAP / BUILD_CONST_KEY_MAP, which must be constants."""
+    values = constant_values(variables)
+    if values is None:
+        graph_break("unsupported operator", "a dict with non-constant keys")
+    return values

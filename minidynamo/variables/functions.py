@@ -1,0 +1,240 @@
+"""User functions, methods, closures and cells: calls that are inlined (chapter 3).
+
+Calling a Python function while tracing does not run it and does not graph
+break: the translator *inlines* it. It binds the arguments (trackers) to the
+callee's parameters, starts an `InliningInstructionTranslator` on the callee's
+bytecode, sharing the same OutputGraph, and pushes the callee's return value
+onto the caller's stack. The callee's tensor operations land in the same graph.
+
+- `UserFunctionVariable`: a real function found in the frame (a global, an
+  argument, an attribute).
+- `UserMethodVariable`: a function bound to an object (`self.helper`).
+- `NestedUserFunctionVariable`: a function made *while tracing* by MAKE_FUNCTION
+  (a lambda, a comprehension, an inner `def`); its defaults and closure cells
+  are trackers.
+- `CellVariable`: a closure cell. Cells are mutable (STORE_DEREF); writing to a
+  cell that exists outside the frame is a side effect replayed after the graph.
+
+Compare with TorchDynamo: `torch/_dynamo/variables/functions.py`
+(`UserFunctionVariable`, `UserMethodVariable`, `NestedUserFunctionVariable`)
+and the cell handling in `side_effects.py`.
+"""
+
+from __future__ import annotations
+
+import inspect
+import types
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Sequence
+
+from minidynamo.exc import graph_break
+from minidynamo.sources import (
+    AttrSource,
+    closure_cell_source,
+    default_argument_source,
+    keyword_default_source,
+)
+from minidynamo.variables.base import VariableTracker, new_object_id
+from minidynamo.variables.dicts import ConstDictVariable
+from minidynamo.variables.lists import TupleVariable
+
+if TYPE_CHECKING:
+    from minidynamo.codegen import PyCodegen
+    from minidynamo.translator.base import InstructionTranslatorBase as Translator
+
+
+def bind_arguments(
+    code: types.CodeType,
+    defaults: Sequence[VariableTracker],
+    keyword_defaults: dict[str, VariableTracker],
+    args: Sequence[VariableTracker],
+    kwargs: dict[str, VariableTracker],
+) -> dict[str, VariableTracker]:
+    """The callee's initial locals: parameters bound to argument trackers.
+
+    Python's own binding rules do the work: we build a stand-in function with
+    the callee's code object whose defaults *are* trackers and ask `inspect` to
+    bind the arguments to it.
+    """
+    closure = tuple(types.CellType() for _ in code.co_freevars)
+    stand_in = types.FunctionType(code, {}, code.co_name, tuple(defaults), closure)
+    stand_in.__kwdefaults__ = dict(keyword_defaults) or None
+    signature = inspect.signature(stand_in)
+    try:
+        bound = signature.bind(*args, **kwargs)
+    except TypeError as error:
+        graph_break("exception in traced code", f"calling {code.co_name}(): {error}")
+    bound.apply_defaults()
+    local_variables = {}
+    for name, value in bound.arguments.items():
+        kind = signature.parameters[name].kind
+        if kind is inspect.Parameter.VAR_POSITIONAL:
+            value = TupleVariable(tuple(value))
+        elif kind is inspect.Parameter.VAR_KEYWORD:
+            value = ConstDictVariable(dict(value), object_id=new_object_id())
+        local_variables[name] = value
+    return local_variables
+
+
+@dataclass(frozen=True, eq=False, repr=False)
+class BaseUserFunctionVariable(VariableTracker):
+    """A Python function whose bytecode the translator inlines when it is called."""
+
+    def get_code(self) -> types.CodeType:
+        raise NotImplementedError
+
+    def get_globals(self) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def bind(self, tx: Translator, args: Sequence[VariableTracker], kwargs: dict[str, VariableTracker]) -> dict[str, VariableTracker]:
+        raise NotImplementedError
+
+    def closure_cells(self, tx: Translator) -> tuple[VariableTracker, ...]:
+        """One CellVariable per name in the code's `co_freevars`."""
+        return ()
+
+    def call_function(
+        self, tx: Translator, args: Sequence[VariableTracker], kwargs: dict[str, VariableTracker]
+    ) -> VariableTracker:
+        return tx.inline_user_function(self, args, kwargs)
+
+    def python_type(self) -> type:
+        return types.FunctionType
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.get_code().co_name})"
+
+
+@dataclass(frozen=True, eq=False, repr=False)
+class UserFunctionVariable(BaseUserFunctionVariable):
+    """A real Python function object."""
+
+    fn: types.FunctionType
+
+    def get_code(self) -> types.CodeType:
+        return self.fn.__code__
+
+    def get_globals(self) -> dict[str, Any]:
+        return self.fn.__globals__
+
+    def as_python_constant(self) -> Any:
+        return self.fn  # a function is a fixed object: `f is g` folds
+
+    def bind(self, tx: Translator, args: Sequence[VariableTracker], kwargs: dict[str, VariableTracker]) -> dict[str, VariableTracker]:
+        from minidynamo.variables.builder import VariableBuilder
+
+        def wrap(value: Any, source: Any) -> VariableTracker:
+            return VariableBuilder(tx.output, source if self.source else None)(value)
+
+        defaults = [
+            wrap(value, self.source and default_argument_source(self.source, index))
+            for index, value in enumerate(self.fn.__defaults__ or ())
+        ]
+        keyword_defaults = {
+            name: wrap(value, self.source and keyword_default_source(self.source, name))
+            for name, value in (self.fn.__kwdefaults__ or {}).items()
+        }
+        return bind_arguments(self.get_code(), defaults, keyword_defaults, args, kwargs)
+
+    def closure_cells(self, tx: Translator) -> tuple[VariableTracker, ...]:
+        from minidynamo.variables.builder import VariableBuilder
+
+        cells = []
+        for index, cell in enumerate(self.fn.__closure__ or ()):
+            source = closure_cell_source(self.source, index) if self.source else None
+            cells.append(VariableBuilder(tx.output, source)(cell))
+        return tuple(cells)
+
+    def var_getattr(self, tx: Translator, name: str) -> VariableTracker:
+        from minidynamo.variables.builder import VariableBuilder
+
+        if not hasattr(self.fn, name):
+            graph_break("unsupported attribute", f"function {self.fn.__name__} has no attribute {name!r}")
+        source = AttrSource(self.source, name) if self.source else None
+        return VariableBuilder(tx.output, source)(getattr(self.fn, name))
+
+    def reconstruct(self, codegen: PyCodegen) -> None:
+        codegen.load_object(self.fn)
+
+
+@dataclass(frozen=True, eq=False, repr=False)
+class UserMethodVariable(UserFunctionVariable):
+    """A function bound to an object: `obj.method`; `obj` becomes the first argument."""
+
+    obj: VariableTracker
+    children_fields = ("obj",)
+
+    def python_type(self) -> type:
+        return types.MethodType
+
+    def as_python_constant(self) -> Any:
+        return types.MethodType(self.fn, self.obj.as_python_constant())
+
+    def bind(self, tx: Translator, args: Sequence[VariableTracker], kwargs: dict[str, VariableTracker]) -> dict[str, VariableTracker]:
+        return super().bind(tx, [self.obj, *args], kwargs)
+
+    def reconstruct(self, codegen: PyCodegen) -> None:
+        codegen(self.obj)
+        codegen.append("LOAD_ATTR", argval=self.fn.__name__)
+
+
+@dataclass(frozen=True, eq=False, repr=False)
+class NestedUserFunctionVariable(BaseUserFunctionVariable):
+    """A function made while tracing by MAKE_FUNCTION (lambda, comprehension, inner def)."""
+
+    code: types.CodeType
+    globals: dict[str, Any]
+    defaults: VariableTracker | None  # a TupleVariable
+    keyword_defaults: VariableTracker | None  # a ConstDictVariable
+    closure: tuple[VariableTracker, ...] | None  # CellVariables
+    children_fields = ("defaults", "keyword_defaults", "closure")
+
+    def get_code(self) -> types.CodeType:
+        return self.code
+
+    def get_globals(self) -> dict[str, Any]:
+        return self.globals
+
+    def bind(self, tx: Translator, args: Sequence[VariableTracker], kwargs: dict[str, VariableTracker]) -> dict[str, VariableTracker]:
+        defaults = self.defaults.unpack_var_sequence(tx) if self.defaults else []
+        keyword_defaults = dict(self.keyword_defaults.items) if self.keyword_defaults else {}
+        return bind_arguments(self.code, defaults, keyword_defaults, args, kwargs)
+
+    def closure_cells(self, tx: Translator) -> tuple[VariableTracker, ...]:
+        return self.closure or ()
+
+    def reconstruct(self, codegen: PyCodegen) -> None:
+        """An escaping inner function is rebuilt by MAKE_FUNCTION in the new code."""
+        flags = 0
+        if self.defaults is not None:
+            codegen(self.defaults)
+            flags |= 0x01
+        if self.keyword_defaults is not None:
+            codegen(self.keyword_defaults)
+            flags |= 0x02
+        if self.closure:
+            for cell in self.closure:
+                codegen(cell)
+            codegen.append("BUILD_TUPLE", arg=len(self.closure))
+            flags |= 0x08
+        codegen.load_const(self.code)
+        codegen.append("MAKE_FUNCTION", arg=flags)
+
+
+@dataclass(frozen=True, eq=False, repr=False)
+class CellVariable(VariableTracker):
+    """A closure cell; `contents` is None while the cell is empty."""
+
+    contents: VariableTracker | None
+    children_fields = ("contents",)
+
+    def python_type(self) -> type:
+        return types.CellType
+
+    def reconstruct(self, codegen: PyCodegen) -> None:
+        codegen.load_object(types.CellType)
+        if self.contents is None:
+            codegen.call_function(0)
+        else:
+            codegen(self.contents)
+            codegen.call_function(1)

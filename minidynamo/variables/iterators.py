@@ -1,0 +1,111 @@
+"""Iterators: what GET_ITER makes and FOR_ITER advances, so loops unroll (chapter 3).
+
+`for i in range(3): ...` runs its body three times *while tracing*: GET_ITER
+turns the range into a `RangeIteratorVariable`, and each FOR_ITER asks it for
+`next_variable`, which returns the next item and makes a new version of the
+iterator one step further on (iterators are mutable objects: every reference to
+the iterator sees it advance). When it is exhausted, FOR_ITER jumps past the
+loop. The loop is gone from the graph: only the body's tensor operations remain,
+once per iteration.
+
+`enumerate`, `zip` and `map` over finite sequences become `ListIteratorVariable`s
+over their (already known) items.
+
+Compare with TorchDynamo: `torch/_dynamo/variables/iter.py` and
+`lists.py::ListIteratorVariable`, `RangeIteratorVariable`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from minidynamo.exc import graph_break
+from minidynamo.variables.base import VariableTracker
+from minidynamo.variables.constant import ConstantVariable
+
+if TYPE_CHECKING:
+    from minidynamo.codegen import PyCodegen
+    from minidynamo.translator.base import InstructionTranslatorBase as Translator
+
+
+@dataclass(frozen=True, eq=False, repr=False)
+class IteratorVariable(VariableTracker):
+    """An iterator: `next_variable` returns the next item, or None when exhausted."""
+
+    def remaining(self) -> list[VariableTracker]:
+        raise NotImplementedError
+
+    def advanced(self, steps: int) -> IteratorVariable:
+        """The next version of this iterator, `steps` items further on."""
+        raise NotImplementedError
+
+    def next_variable(self, tx: Translator) -> VariableTracker | None:
+        items = self.remaining()
+        if not items:
+            return None
+        tx.output.side_effects.mutate(self.advanced(1))
+        return items[0]
+
+    def unpack_var_sequence(self, tx: Translator) -> list[VariableTracker]:
+        items = self.remaining()
+        tx.output.side_effects.mutate(self.advanced(len(items)))  # now exhausted
+        return items
+
+    def get_iterator(self, tx: Translator) -> VariableTracker:
+        return self  # iter(iterator) is the iterator itself
+
+    def dunder_next(self, tx: Translator) -> VariableTracker:
+        """`next(it)` / `it.__next__()`; exhaustion would raise StopIteration."""
+        item = self.next_variable(tx)
+        if item is None:
+            graph_break("exception in traced code", "StopIteration raised by next()")
+        return item
+
+    def reconstruct(self, codegen: PyCodegen) -> None:
+        """An iterator made while tracing escapes as `iter([remaining items])`."""
+        codegen.load_object(iter)
+        for item in self.remaining():
+            codegen(item)
+        codegen.append("BUILD_LIST", arg=len(self.remaining()))
+        codegen.call_function(1)
+
+
+@dataclass(frozen=True, eq=False, repr=False)
+class ListIteratorVariable(IteratorVariable):
+    """An iterator over known items (a list, a tuple, enumerate, zip, ...)."""
+
+    items: tuple[VariableTracker, ...]
+    index: int
+    children_fields = ("items",)
+
+    def python_type(self) -> type:
+        return type(iter([]))
+
+    def remaining(self) -> list[VariableTracker]:
+        return list(self.items[self.index:])
+
+    def advanced(self, steps: int) -> IteratorVariable:
+        return self.clone(index=self.index + steps)
+
+    def __repr__(self) -> str:
+        return f"ListIteratorVariable(length={len(self.items)}, index={self.index})"
+
+
+@dataclass(frozen=True, eq=False, repr=False)
+class RangeIteratorVariable(IteratorVariable):
+    """`iter(range(...))`: `values` is the part of the range not yet produced."""
+
+    values: range
+
+    def python_type(self) -> type:
+        return type(iter(range(0)))
+
+    def remaining(self) -> list[VariableTracker]:
+        return [ConstantVariable(i) for i in self.values]
+
+    def advanced(self, steps: int) -> IteratorVariable:
+        return self.clone(values=self.values[steps:])
+
+    def __repr__(self) -> str:
+        return "RangeIteratorVariable()"

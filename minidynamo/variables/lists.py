@@ -1,0 +1,333 @@
+"""Sequences: lists, tuples, torch.Size, named tuples, ranges and slices (chapter 3).
+
+A list made while tracing lives only in the symbolic world: its tracker holds
+the trackers of its items, `parts.append(x * 2)` makes a new version of the
+list with one more item, and the graph never sees the list at all. Only its
+tensor items are graph values.
+
+Python methods are handled by tracker methods named after them (see
+`VariableTracker.call_method`): `xs.append(v)` is `ListVariable.method_append`,
+`xs[i]` is `dunder_getitem`, `len(xs)` is `dunder_len`.
+
+Compare with TorchDynamo: `torch/_dynamo/variables/lists.py` (`BaseListVariable`,
+`ListVariable`, `TupleVariable`, `SizeVariable`, `NamedTupleVariable`,
+`RangeVariable`, `SliceVariable`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import torch
+
+from minidynamo.exc import graph_break
+from minidynamo.variables.base import (
+    VariableTracker,
+    bound_method_getattr,
+    constant_values,
+    new_object_id,
+)
+from minidynamo.variables.constant import ConstantVariable, constant
+
+if TYPE_CHECKING:
+    from minidynamo.codegen import PyCodegen
+    from minidynamo.translator.base import InstructionTranslatorBase as Translator
+
+
+def _as_index(tx: Translator, index: VariableTracker) -> int | slice:
+    """A constant list index or slice; a tensor index into a Python list breaks."""
+    index = index.realize()
+    if not index.is_python_constant():
+        graph_break("unsupported operator", f"indexing a Python sequence with {index}")
+    return index.as_python_constant()
+
+
+@dataclass(frozen=True, eq=False, repr=False)
+class BaseListVariable(VariableTracker):
+    """What lists, tuples and their relatives share: a tuple of item trackers."""
+
+    items: tuple[VariableTracker, ...]
+    children_fields = ("items",)
+
+    build_opname = "BUILD_TUPLE"  # how `reconstruct` rebuilds the sequence
+
+    def as_python_constant(self) -> Any:
+        return self.python_type()(item.as_python_constant() for item in self.items)
+
+    def as_proxy(self) -> Any:
+        return self.python_type()(item.as_proxy() for item in self.items)
+
+    def unpack_var_sequence(self, tx: Translator) -> list[VariableTracker]:
+        return list(self.items)
+
+    var_getattr = bound_method_getattr
+
+    def with_items(self, items: tuple[VariableTracker, ...]) -> BaseListVariable:
+        """A new sequence of the same kind (a new object, for lists)."""
+        object_id = new_object_id() if self.is_mutable() else None
+        return self.clone(items=tuple(items), source=None, object_id=object_id)
+
+    def reconstruct(self, codegen: PyCodegen) -> None:
+        for item in self.items:
+            codegen(item)
+        codegen.append(self.build_opname, arg=len(self.items))
+
+    # -- Python methods shared by all sequences ------------------------------
+
+    def dunder_len(self, tx: Translator) -> VariableTracker:
+        return ConstantVariable(len(self.items))
+
+    def dunder_getitem(self, tx: Translator, index: VariableTracker) -> VariableTracker:
+        position = _as_index(tx, index)
+        if isinstance(position, slice):
+            return self.with_items(self.items[position])
+        try:
+            return self.items[position]
+        except (IndexError, TypeError) as error:
+            graph_break("exception in traced code", f"{self.python_type().__name__}[{position!r}]: {error}")
+
+    def dunder_contains(self, tx: Translator, value: VariableTracker) -> VariableTracker:
+        values = constant_values([*self.items, value])
+        if values is None:
+            graph_break("unsupported operator", f"`in` on {self} with non-constant items")
+        return ConstantVariable(values[-1] in values[:-1])
+
+    def dunder_add(self, tx: Translator, other: VariableTracker) -> VariableTracker:
+        other = other.realize()
+        if type(other) is not type(self):
+            graph_break("unsupported operator", f"{self} + {other}")
+        return self.with_items(self.items + other.items)
+
+    def dunder_mul(self, tx: Translator, count: VariableTracker) -> VariableTracker:
+        return self.with_items(self.items * _as_index(tx, count))
+
+    def dunder_eq(self, tx: Translator, other: VariableTracker) -> VariableTracker:
+        values = constant_values([self, other])
+        if values is None:
+            graph_break("unsupported operator", f"{self} == {other} with non-constant items")
+        return ConstantVariable(values[0] == values[1])
+
+    def method_index(self, tx: Translator, value: VariableTracker) -> VariableTracker:
+        values = constant_values([*self.items, value])
+        if values is None or values[-1] not in values[:-1]:
+            graph_break("unsupported operator", f"{self}.index({value})")
+        return ConstantVariable(values[:-1].index(values[-1]))
+
+    def method_count(self, tx: Translator, value: VariableTracker) -> VariableTracker:
+        values = constant_values([*self.items, value])
+        if values is None:
+            graph_break("unsupported operator", f"{self}.count() with non-constant items")
+        return ConstantVariable(values[:-1].count(values[-1]))
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(length={len(self.items)})"
+
+
+@dataclass(frozen=True, eq=False, repr=False)
+class TupleVariable(BaseListVariable):
+    """A tuple: immutable, so it needs no identity."""
+
+    def python_type(self) -> type:
+        return tuple
+
+
+@dataclass(frozen=True, eq=False, repr=False)
+class ListVariable(BaseListVariable):
+    """A list. Mutating methods make a new version and record it as a side effect."""
+
+    build_opname = "BUILD_LIST"
+
+    def python_type(self) -> type:
+        return list
+
+    def mutated(self, tx: Translator, items: list[VariableTracker]) -> ListVariable:
+        """Replace this list everywhere by a version holding `items`."""
+        new = self.clone(items=tuple(items))
+        tx.output.side_effects.mutate(new)
+        return new
+
+    def method_append(self, tx: Translator, item: VariableTracker) -> VariableTracker:
+        self.mutated(tx, [*self.items, item])
+        return ConstantVariable(None)
+
+    def method_extend(self, tx: Translator, other: VariableTracker) -> VariableTracker:
+        self.mutated(tx, [*self.items, *other.unpack_var_sequence(tx)])
+        return ConstantVariable(None)
+
+    def dunder_iadd(self, tx: Translator, other: VariableTracker) -> VariableTracker:
+        return self.mutated(tx, [*self.items, *other.unpack_var_sequence(tx)])
+
+    def method_insert(self, tx: Translator, index: VariableTracker, item: VariableTracker) -> VariableTracker:
+        items = list(self.items)
+        items.insert(_as_index(tx, index), item)
+        self.mutated(tx, items)
+        return ConstantVariable(None)
+
+    def method_pop(self, tx: Translator, index: VariableTracker | None = None) -> VariableTracker:
+        items = list(self.items)
+        position = -1 if index is None else _as_index(tx, index)
+        if not items:
+            graph_break("exception in traced code", "pop from empty list")
+        popped = items.pop(position)
+        self.mutated(tx, items)
+        return popped
+
+    def method_clear(self, tx: Translator) -> VariableTracker:
+        self.mutated(tx, [])
+        return ConstantVariable(None)
+
+    def method_reverse(self, tx: Translator) -> VariableTracker:
+        self.mutated(tx, list(reversed(self.items)))
+        return ConstantVariable(None)
+
+    def method_remove(self, tx: Translator, value: VariableTracker) -> VariableTracker:
+        position = self.method_index(tx, value).as_python_constant()
+        self.mutated(tx, [*self.items[:position], *self.items[position + 1:]])
+        return ConstantVariable(None)
+
+    def method_copy(self, tx: Translator) -> VariableTracker:
+        return self.with_items(self.items)
+
+    def dunder_setitem(self, tx: Translator, index: VariableTracker, value: VariableTracker) -> VariableTracker:
+        items = list(self.items)
+        position = _as_index(tx, index)
+        items[position] = value.unpack_var_sequence(tx) if isinstance(position, slice) else value
+        self.mutated(tx, items)
+        return ConstantVariable(None)
+
+    def dunder_delitem(self, tx: Translator, index: VariableTracker) -> VariableTracker:
+        items = list(self.items)
+        del items[_as_index(tx, index)]
+        self.mutated(tx, items)
+        return ConstantVariable(None)
+
+
+@dataclass(frozen=True, eq=False, repr=False)
+class SizeVariable(TupleVariable):
+    """`x.shape` / `x.size()`: a torch.Size of constant ints (shapes are static)."""
+
+    def python_type(self) -> type:
+        return torch.Size
+
+    def as_proxy(self) -> Any:
+        return torch.Size(item.as_proxy() for item in self.items)
+
+    def with_items(self, items: tuple[VariableTracker, ...]) -> BaseListVariable:
+        return SizeVariable(tuple(items))
+
+    def method_numel(self, tx: Translator) -> VariableTracker:
+        return constant(self.as_python_constant().numel())
+
+    def reconstruct(self, codegen: PyCodegen) -> None:
+        codegen.load_const(self.as_python_constant())
+
+
+@dataclass(frozen=True, eq=False, repr=False)
+class NamedTupleVariable(TupleVariable):
+    """A namedtuple or a torch.return_types struct (`values, indices = x.max(0)`)."""
+
+    tuple_class: type = tuple
+
+    def python_type(self) -> type:
+        return self.tuple_class
+
+    def as_python_constant(self) -> Any:
+        return self._build([item.as_python_constant() for item in self.items])
+
+    def as_proxy(self) -> Any:
+        return self._build([item.as_proxy() for item in self.items])
+
+    def _build(self, values: list[Any]) -> Any:
+        if hasattr(self.tuple_class, "_fields"):  # collections.namedtuple
+            return self.tuple_class(*values)
+        return self.tuple_class(values)  # a structseq takes one sequence
+
+    def with_items(self, items: tuple[VariableTracker, ...]) -> BaseListVariable:
+        return TupleVariable(tuple(items))  # slicing a namedtuple gives a tuple
+
+    def var_getattr(self, tx: Translator, name: str) -> VariableTracker:
+        # namedtuples list their fields in _fields, torch.return_types in __match_args__
+        fields = getattr(self.tuple_class, "_fields", None) or getattr(self.tuple_class, "__match_args__", ())
+        if name in fields:
+            return self.items[list(fields).index(name)]
+        return bound_method_getattr(self, tx, name)
+
+    def reconstruct(self, codegen: PyCodegen) -> None:
+        codegen.load_object(self.tuple_class)
+        for item in self.items:
+            codegen(item)
+        if hasattr(self.tuple_class, "_fields"):
+            codegen.call_function(len(self.items))
+        else:
+            codegen.append("BUILD_TUPLE", arg=len(self.items))
+            codegen.call_function(1)
+
+
+@dataclass(frozen=True, eq=False, repr=False)
+class RangeVariable(VariableTracker):
+    """`range(...)` of constants: iterating it unrolls a loop."""
+
+    value: range
+
+    def python_type(self) -> type:
+        return range
+
+    def as_python_constant(self) -> Any:
+        return self.value
+
+    def unpack_var_sequence(self, tx: Translator) -> list[VariableTracker]:
+        return [ConstantVariable(i) for i in self.value]
+
+    def get_iterator(self, tx: Translator) -> VariableTracker:
+        from minidynamo.variables.iterators import RangeIteratorVariable
+
+        return RangeIteratorVariable(self.value, object_id=new_object_id())
+
+    var_getattr = bound_method_getattr
+
+    def dunder_len(self, tx: Translator) -> VariableTracker:
+        return ConstantVariable(len(self.value))
+
+    def dunder_getitem(self, tx: Translator, index: VariableTracker) -> VariableTracker:
+        position = _as_index(tx, index)
+        if isinstance(position, slice):
+            return RangeVariable(self.value[position])
+        return ConstantVariable(self.value[position])
+
+    def dunder_contains(self, tx: Translator, value: VariableTracker) -> VariableTracker:
+        return ConstantVariable(_as_index(tx, value) in self.value)
+
+    def reconstruct(self, codegen: PyCodegen) -> None:
+        codegen.load_const(self.value)
+
+    def __repr__(self) -> str:
+        return "RangeVariable()"
+
+
+@dataclass(frozen=True, eq=False, repr=False)
+class SliceVariable(VariableTracker):
+    """`a[start:stop:step]`: BUILD_SLICE makes one; constants or tensors inside."""
+
+    start: VariableTracker
+    stop: VariableTracker
+    step: VariableTracker
+    children_fields = ("start", "stop", "step")
+
+    def python_type(self) -> type:
+        return slice
+
+    def as_python_constant(self) -> Any:
+        return slice(*(part.as_python_constant() for part in (self.start, self.stop, self.step)))
+
+    def as_proxy(self) -> Any:
+        return slice(*(part.as_proxy() for part in (self.start, self.stop, self.step)))
+
+    def reconstruct(self, codegen: PyCodegen) -> None:
+        for part in (self.start, self.stop, self.step):
+            codegen(part)
+        codegen.append("BUILD_SLICE", arg=3)
+
+    def __repr__(self) -> str:
+        return "SliceVariable()"
+

@@ -1,0 +1,118 @@
+"""TensorVariable: a tensor is a node of the FX graph plus a FakeTensor (chapter 3).
+
+A tensor is never computed while tracing. Its tracker holds the `fx.Node` that
+will compute it when the graph runs, and an *example value*: a FakeTensor with
+the right shape, dtype and device but no data. Every operation on a tensor adds
+a node to the graph (through `tx.output.create_node`), whose own example value is
+computed by running the operation on the FakeTensors.
+
+What a FakeTensor knows (shape, dtype, device, ndim) is answered at trace time
+as constants: `x.shape[0]` is an `int` while tracing. What it does not know
+(the data: `x.item()`, `bool(x)`) is a graph break.
+
+Compare with TorchDynamo: `torch/_dynamo/variables/tensor.py` (`TensorVariable`,
+`method_attr_*`, `call_method`), with `SymNodeVariable` for dynamic shapes,
+which we leave out (shapes are static here).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Sequence
+
+import torch
+import torch.fx
+
+from minidynamo.exc import graph_break
+from minidynamo.variables.base import VariableTracker
+from minidynamo.variables.constant import constant
+
+if TYPE_CHECKING:
+    from minidynamo.translator.base import InstructionTranslatorBase as Translator
+
+# Attributes answered from the FakeTensor's metadata, as constants.
+CONSTANT_ATTRIBUTES = frozenset({
+    "dtype", "device", "ndim", "shape", "layout", "requires_grad", "is_cuda",
+    "is_cpu", "is_sparse", "is_quantized", "is_meta", "is_leaf", "is_nested",
+    "is_complex", "itemsize",
+})
+
+# Attributes that are tensors themselves: a `getattr` node, like `l_x_.T`.
+TENSOR_ATTRIBUTES = frozenset({"T", "mT", "H", "mH", "real", "imag", "data"})
+
+# Methods that need the tensor's data as a Python value.
+DATA_DEPENDENT_METHODS = frozenset({
+    "item", "tolist", "numpy", "__bool__", "__int__", "__float__", "__index__",
+    "backward", "nonzero_static", "data_ptr",
+})
+
+
+@dataclass(frozen=True, eq=False, repr=False)
+class TensorVariable(VariableTracker):
+    """A tensor computed by `node` in the graph; `example_value` is its FakeTensor."""
+
+    node: torch.fx.Node
+    example_value: torch.Tensor
+    class_: type = torch.Tensor  # torch.nn.Parameter for parameters
+
+    def python_type(self) -> type:
+        return self.class_
+
+    def as_proxy(self) -> torch.fx.Node:
+        return self.node
+
+    def var_getattr(self, tx: Translator, name: str) -> VariableTracker:
+        from minidynamo.variables.misc import GetAttrVariable
+
+        if name in CONSTANT_ATTRIBUTES:
+            return constant(getattr(self.example_value, name))
+        if name in TENSOR_ATTRIBUTES:
+            return tx.output.create_node(tx, "call_function", getattr, [self, constant(name)], {})
+        if callable(getattr(torch.Tensor, name, None)):
+            return GetAttrVariable(self, name)  # a method: called by call_method
+        graph_break("unsupported attribute", f"Tensor attribute {name!r}")
+
+    def call_method(
+        self,
+        tx: Translator,
+        name: str,
+        args: Sequence[VariableTracker],
+        kwargs: dict[str, VariableTracker],
+    ) -> VariableTracker:
+        if name in DATA_DEPENDENT_METHODS:
+            graph_break("data-dependent value", f"Tensor.{name}() needs the tensor's data")
+        if name in ("size", "stride") and not args and not kwargs:
+            return constant(getattr(self.example_value, name)())
+        return tx.output.create_node(tx, "call_method", name, [self, *args], kwargs)
+
+    def unpack_var_sequence(self, tx: Translator) -> list[VariableTracker]:
+        """Iterating a tensor walks its first dimension: one `x[i]` node per row."""
+        if self.example_value.dim() == 0:
+            graph_break("unsupported operator", "iterating over a 0-d tensor")
+        rows = self.example_value.shape[0]
+        return [self.getitem(tx, constant(index)) for index in range(rows)]
+
+    def getitem(self, tx: Translator, index: VariableTracker) -> VariableTracker:
+        import operator
+
+        return tx.output.create_node(tx, "call_function", operator.getitem, [self, index], {})
+
+    def set_name_hint(self, name: str) -> None:
+        """Name the node after the first variable that stores it, as torch.compile does."""
+        if self.node.op != "placeholder" and not self.node.meta.get("name_hint_set"):
+            self.node._rename(name)
+            self.node.meta["name_hint_set"] = True
+
+    def __repr__(self) -> str:
+        return "TensorVariable()"
+
+
+def contains_tensor(value: Any) -> bool:
+    """Whether a (nested) example value holds a tensor."""
+    if isinstance(value, torch.Tensor):
+        return True
+    if isinstance(value, (list, tuple)):
+        return any(contains_tensor(item) for item in value)
+    if isinstance(value, dict):
+        return any(contains_tensor(item) for item in value.values())
+    return False

@@ -1,0 +1,39 @@
+"""Tensor programs: minidynamo must capture the graph torch.compile captures.
+
+For every program of ``tests/corpus/tensor_programs.py`` (one graph, no break on
+TorchDynamo), ``compare_runs`` must find no difference: same graph count (one),
+same placeholders (their names encode the sources), same normalised ops and
+arguments, outputs equal to eager's, inputs after the call equal to eager's (side
+effects applied exactly once). minidynamo runs in strict mode.
+
+The five programs tagged ``inductor`` also run with ``backend="inductor"`` on both
+compilers, whose values must match eager's.
+"""
+
+from __future__ import annotations
+
+import pytest
+from corpus import tensor_programs
+from corpus.references import calls_of, tensor_reference
+
+from minidynamo.testing import compare_runs, compare_with_torch, run_minidynamo
+
+CASES = tensor_programs.CASES
+
+
+@pytest.mark.parametrize("case", CASES.cases, ids=lambda case: case.id)
+def test_same_graph_as_torch(case):
+    reference = tensor_reference(case)
+    assert reference.torch.graph_count == 1, "corpus error: torch.compile did not capture one graph"
+
+    candidate = run_minidynamo(case.fn, calls_of(case), strict=True)
+
+    comparison = compare_runs(reference.eager, reference.torch, candidate, case.id)
+    assert comparison.ok, comparison.report()
+    assert candidate.graph_count == 1
+
+
+@pytest.mark.parametrize("case", CASES.with_tag("inductor"), ids=lambda case: case.id)
+def test_inductor_backend_matches_eager(case):
+    comparison = compare_with_torch(case.fn, *case.args, backend="inductor", **case.kwargs)
+    assert comparison.ok, comparison.report()
