@@ -67,6 +67,12 @@ def is_stub(definition: Definition, task: Task) -> bool:
     return definition.text == stub_text(definition, task)
 
 
+def without_answers(chapter: Chapter) -> bool:
+    """True when some task of the chapter is only a stub in the package itself."""
+    return any(is_stub(definitions(chapter, module)[task.id], task)
+               for module, tasks in chapter.modules().items() for task in tasks)
+
+
 def definitions(chapter: Chapter, module: str) -> dict[str, Definition]:
     """Task id -> the package's definition, for one module of a chapter."""
     source = read_module(chapter.root, module)
@@ -78,7 +84,9 @@ def render_exercise(chapter: Chapter, module: str) -> str:
     tasks = chapter.modules()[module]
     found = definitions(chapter, module)
     blocks = _blocks(tasks, {task.id: stub_text(found[task.id], task) for task in tasks})
-    return _module_text(_exercise_docstring(chapter, module, tasks), chapter, module, blocks)
+    helpers = _helper_names(chapter, module, [d.signature_names for d in found.values()])
+    return _module_text(_exercise_docstring(chapter, module, tasks), chapter, module, blocks,
+                        helpers)
 
 
 def render_solution(chapter: Chapter, module: str) -> str | None:
@@ -92,7 +100,8 @@ def render_solution(chapter: Chapter, module: str) -> str | None:
     path = read_module(chapter.root, module).path.relative_to(chapter.root).as_posix()
     docstring = (f"Solutions to {chapter.name} for {path}: the package's own code, verbatim.\n\n"
                  f"{GENERATED_BY}; edit the package, then regenerate.")
-    return _module_text(docstring, chapter, module, blocks)
+    helpers = _helper_names(chapter, module, [found[task.id].names for task in answered])
+    return _module_text(docstring, chapter, module, blocks, helpers)
 
 
 def _blocks(tasks: list[Task], texts: dict[str, str]) -> list[str]:
@@ -114,12 +123,12 @@ def _bare_class(task: Task, methods: list[str]) -> str:
     return f"class {task.class_name}:\n{doc}\n" + "\n".join(methods)
 
 
-def _module_text(docstring: str, chapter: Chapter, module: str, blocks: list[str]) -> str:
+def _module_text(docstring: str, chapter: Chapter, module: str, blocks: list[str],
+                 helpers: list[str]) -> str:
     header = [f'"""{docstring}\n"""\n']
     imports = read_module(chapter.root, module).import_lines()
     groups = [[line for line in imports if line.startswith("from __future__")],
               [line for line in imports if not line.startswith("from __future__")]]
-    helpers = _helper_names(chapter, module)
     if helpers:
         groups.append([f"# defined next to the exercises in the package:\n"
                        f"{_wrap_import(module, helpers)}"])
@@ -128,10 +137,14 @@ def _module_text(docstring: str, chapter: Chapter, module: str, blocks: list[str
     return "".join(header) + "".join("\n\n" + block for block in blocks)
 
 
-def _helper_names(chapter: Chapter, module: str) -> list[str]:
-    """Names the package module defines that the tasks use (so an editor resolves them)."""
+def _helper_names(chapter: Chapter, module: str, names: list[frozenset[str]]) -> list[str]:
+    """Which of `names` the package module itself defines (so an editor resolves them).
+
+    Stubs import only what their signatures use, so that they do not depend on the
+    package's answers (a student edition generates the same stubs).
+    """
     tasks = chapter.modules()[module]
-    used = set().union(*(d.names for d in definitions(chapter, module).values()))
+    used = set().union(*names)
     own = {task.name for task in tasks if task.class_name is None}
     own |= {task.class_name for task in tasks if task.class_name}
     return sorted((used & read_module(chapter.root, module).top_level_names()) - own)

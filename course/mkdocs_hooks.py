@@ -13,8 +13,11 @@ A chapter is Markdown plus four things this hook expands before mkdocs renders i
 A macro stands alone on its line (it may be indented, e.g. inside an admonition) and
 outside code: fenced blocks and `inline code` are never expanded. Any other `{{ ... }}`,
 a missing module or name, a missing manifest, or an example that raises fails the build
-and names the page. `course.notebooks` reuses `split_blocks` and `exec_info` so that the
-lab notebooks run exactly the code the site runs.
+and names the page. Two courtesies to students: code() folds an exercise's code into a
+collapsed box, and an example that reaches an exercise stub (in a student edition, where
+the package's exercise bodies are stubs) is shown as "not run" instead of failing.
+`course.notebooks` reuses `split_blocks` and `exec_info`, so that the lab notebooks run
+exactly the code the site runs.
 """
 from __future__ import annotations
 
@@ -28,23 +31,32 @@ import io
 import linecache
 import re
 import textwrap
-import tomllib
 import traceback
 from dataclasses import dataclass
 from pathlib import Path
 
 from mkdocs.exceptions import PluginError
 
+from course.manifest import ManifestError, load_chapter, load_chapters
+
 ROOT = Path(__file__).resolve().parents[1]  # the repository: course/ lives at its top
 
 FENCE_OPEN = re.compile(r"^(?P<indent>[ \t]*)(?P<fence>`{3,}|~{3,})(?P<info>.*)$")
 MACRO_LINE = re.compile(r"^(?P<indent>[ \t]*)\{\{(?P<call>.*?)\}\}[ \t]*$")
 # A code span is skipped, a `{{` outside one is a macro; scanned left to right.
-SPAN_OR_BRACES = re.compile(r"(?P<ticks>`+).*?(?P=ticks)|\{\{")
+SPAN_OR_BRACES = re.compile(r"(?<!`)(?P<ticks>`+)(?!`).*?(?<!`)(?P=ticks)(?!`)|\{\{")
 
 
 class DocsError(PluginError):
     """A chapter refers to something that does not exist, or one of its examples failed."""
+
+
+class StubReached(Exception):
+    """An example called an exercise stub: a student edition, where the package is stubbed."""
+
+
+# How a generated exercise stub announces itself: NotImplementedError("ch01.1: <title>").
+STUB_MESSAGE = re.compile(r"(?P<task>ch\d\d\.\d+): (?P<title>.*)")
 
 
 # ## Splitting a page into prose and fenced blocks
@@ -106,8 +118,12 @@ def exec_info(info: str) -> str | None:
 # ## The macros
 
 
-def code(target: str) -> str:
-    """The source of `module:qualname` (or a whole module) as a titled Python block."""
+def code(target: str, root: Path = ROOT) -> str:
+    """The source of `module:qualname` (or a whole module) as a titled Python block.
+
+    If the target is an exercise in some chapter's manifest, the block is folded into a
+    collapsed box, so that a student reading the chapter can try the exercise first.
+    """
     obj = resolve(target)
     if isinstance(obj, property):
         obj = obj.fget
@@ -121,10 +137,24 @@ def code(target: str) -> str:
     shown = _relative(path)
     source = textwrap.dedent("".join(lines)).rstrip("\n")
     title = f"{shown}, lines {first}-{last}" if ":" in target else shown
-    return f'```python linenums="{first}" title="{title}"\n{source}\n```\n'
+    block = f'```python linenums="{first}" title="{title}"\n{source}\n```\n'
+    task = exercise_tasks(root).get(target)
+    if task is None:
+        return block
+    task_title = task.title.replace('"', "'")
+    summary = f"Exercise {task.id} ({task_title}): the package's code. Try it first!"
+    return f'??? success "{summary}"\n\n' + textwrap.indent(block, "    ")
 
 
-def dis_listing(target: str) -> str:
+def exercise_tasks(root: Path = ROOT) -> dict:
+    """Every exercise task of every chapter's manifest, by its `module:qualname` target."""
+    try:
+        return {task.target: task for chapter in load_chapters(root) for task in chapter.tasks}
+    except ManifestError as error:
+        raise DocsError(str(error)) from None
+
+
+def dis_listing(target: str, root: Path = ROOT) -> str:
     """The `dis` listing of a package function, as CPython prints it for this build."""
     obj = inspect.unwrap(resolve(target))
     try:
@@ -141,26 +171,26 @@ def exercises(chapter: str, root: Path = ROOT) -> str:
     manifest_path = root / "exercises" / chapter / "manifest.toml"
     if not manifest_path.is_file():
         raise DocsError(f"exercises({chapter!r}): {_relative(manifest_path, root)} does not exist")
-    manifest = tomllib.loads(manifest_path.read_text())
-    tasks = manifest.get("task", [])
-    if not tasks:
-        raise DocsError(f"exercises({chapter!r}): {_relative(manifest_path, root)} lists no [[task]]")
+    try:
+        manifest = load_chapter(root, chapter)
+    except ManifestError as error:
+        raise DocsError(f"exercises({chapter!r}): {error}") from None
+    tasks = manifest.tasks
     rows = [
-        f"| `{task['id']}` | {task['title']} | {task['points']} | "
-        f"`{task['target']}` | `{_student_file(chapter, task['target'])}` |"
+        f"| `{task.id}` | {task.title.replace('|', '&#124;')} | {task.points:g} | "
+        f"`{task.target}` | `exercises/{chapter}/{task.file_name}` |"
         for task in tasks
     ]
-    total = sum(task["points"] for task in tasks)
-    title = manifest.get("title", chapter)
+    title = manifest.title.replace('"', "'")
     body = "\n".join(
         [
             "| task | what you write | points | package function | your file |",
             "|---|---|---|---|---|",
             *rows,
             "",
-            f"{len(tasks)} tasks, {total} points. Write each function in your file; the graded",
-            "tests plug it into the real package and compare the result with CPython and",
-            "`torch.compile`:",
+            f"{len(tasks)} tasks, {manifest.points:g} points. Write each function in your file;",
+            "the graded tests plug it into the real package and compare the results with the",
+            "real thing (`dis`, CPython, `torch.compile`):",
             "",
             "```bash",
             f"pytest exercises/{chapter}                    # your code",
@@ -170,11 +200,6 @@ def exercises(chapter: str, root: Path = ROOT) -> str:
         ]
     )
     return f'!!! example "Exercises: {title}"\n\n' + textwrap.indent(body, "    ") + "\n"
-
-
-def _student_file(chapter: str, target: str) -> str:
-    module = target.partition(":")[0].removeprefix("minidynamo.")
-    return f"exercises/{chapter}/{module.replace('.', '_')}.py"
 
 
 MACROS = {"code": code, "dis": dis_listing, "exercises": exercises}
@@ -212,10 +237,7 @@ def call_macro(call: str, root: Path = ROOT) -> str:
     ):
         names = ", ".join(f'{name}("...")' for name in MACROS)
         raise DocsError(f"unknown macro {{{{{call}}}}}; the macros are {names}")
-    argument = node.args[0].value
-    if node.func.id == "exercises":
-        return exercises(argument, root)
-    return MACROS[node.func.id](argument)
+    return MACROS[node.func.id](node.args[0].value, root)
 
 
 # ## Expanding a page
@@ -232,6 +254,7 @@ def expand(markdown: str, page: str, *, filename: str | None = None, root: Path 
     namespace: dict[str, object] = {"__name__": "__main__", "__file__": filename}
     out: list[str] = []
     example = 0
+    stub = None  # the exercise stub an example ran into; later examples are not run
     for block in split_blocks(markdown):
         if isinstance(block, Text):
             out.extend(_expand_text(block, page, root))
@@ -240,13 +263,26 @@ def expand(markdown: str, page: str, *, filename: str | None = None, root: Path 
         info = exec_info(block.info)
         body = textwrap.indent(block.body, block.indent, lambda line: True)
         out.append(f"{opener}{block.info if info is None else info}\n{body}{opener}")
-        if info is not None:
-            example += 1
-            output = run_example(block, example, namespace, page, filename)
-            if output:
-                fenced = f'```text title="Output"\n{output.rstrip()}\n```'
-                out.append("")
-                out.append(textwrap.indent(fenced, block.indent, lambda line: True))
+        if info is None:
+            continue
+        example += 1
+        output = ""
+        if stub is None:
+            try:
+                output = run_example(block, example, namespace, page, filename)
+            except StubReached as reached:
+                stub = STUB_MESSAGE.fullmatch(str(reached))
+        if stub is not None:
+            output = (
+                f'!!! warning "Not run: exercise {stub["task"]} ({stub["title"]}) is a stub '
+                'in this copy of the package"\n\n    This example, and the ones after it on '
+                "this page, need it. They run once the package has its code back."
+            )
+        elif output:
+            output = f'```text title="Output"\n{output.rstrip()}\n```'
+        if output:
+            out.append("")
+            out.append(textwrap.indent(output, block.indent, lambda line: True))
     return "\n".join(out) + "\n"
 
 
@@ -279,6 +315,8 @@ def run_example(block: Fence, number: int, namespace: dict, page: str, filename:
         with contextlib.redirect_stdout(buffer), contextlib.redirect_stderr(buffer):
             exec(compiled, namespace)
     except BaseException as error:  # noqa: BLE001  (a SystemExit in an example is a failure too)
+        if isinstance(error, NotImplementedError) and STUB_MESSAGE.fullmatch(str(error)):
+            raise StubReached(str(error)) from None
         frames = traceback.format_exception(type(error), error, error.__traceback__.tb_next)
         raise DocsError(
             f"{page}: example {number} (the python exec block at line {block.line}) raised "

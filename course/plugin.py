@@ -12,7 +12,9 @@ collection (`course/plugging.py`) and takes them out at the end:
 A graded test is marked `@pytest.mark.task("ch01.1")`; the task's points (from the
 manifest) are split evenly among its tests. A test that fails because a task is still a
 stub, or could not be loaded, fails with one line naming the task instead of a
-traceback. The summary at the end gives points per task. Graded tests run with the
+traceback. The summary at the end gives points per task. In a student edition, where the
+package's own bodies are stubs, every chapter is plugged, so the student's earlier (and
+later) chapters stand in for the answers the package does not have. Graded tests run with the
 package's `config.strict` set, where the package has one (`strict_mode`).
 
 Internal options, used by `python -m course verify` and `grade`: `--stub-task=ID` (stub
@@ -34,6 +36,7 @@ from pathlib import Path
 
 import pytest
 
+from course.generate import without_answers
 from course.manifest import CHAPTER_NAME, Chapter, ManifestError, load_chapters
 from course.plugging import IMPLS, ExerciseError, PlugError, Plugboard, choose
 
@@ -133,10 +136,13 @@ class CourseSession:
                 handle.write(json.dumps(event) + "\n")
 
     def plugged_chapters(self) -> list[Chapter]:
+        """The selected chapters (all up to the last with --cumulative), and every chapter
+        the package has no answers for (a student edition), whose code must come from
+        the same place."""
         last = max(self.chapters[name].number for name in self.selected)
-        if self.cumulative:
-            return [c for c in self.chapters.values() if c.number <= last]
-        return [self.chapters[name] for name in self.selected]
+        return [c for c in self.chapters.values()
+                if c.name in self.selected or (self.cumulative and c.number <= last)
+                or without_answers(c)]
 
 
 def pytest_addoption(parser) -> None:

@@ -26,6 +26,7 @@ from pathlib import Path
 from course.manifest import Chapter
 
 OUTPUT_LIMIT = 4000   # characters of failure text kept per test
+UNFINISHED = "did not run to the end (the run stopped)"
 
 
 @dataclass(frozen=True)
@@ -162,7 +163,7 @@ def _collect(run: ChapterRun, events: list[dict], junit: Path) -> None:
             by_node[nodeid].outcome, by_node[nodeid].message = event["outcome"], event["message"]
     for test in run.tests:
         if test.nodeid not in finished:
-            test.outcome, test.message = "failed", "did not run to the end (the run stopped)"
+            test.outcome, test.message = "failed", UNFINISHED
     if junit.is_file():
         _merge_junit(by_node, junit)
 

@@ -36,6 +36,7 @@ class Definition:
     body_indent: str            # the indentation of its body
     text: str                   # the whole definition, verbatim, ending in a newline
     names: frozenset[str]       # every bare name it mentions
+    signature_names: frozenset[str]   # the names in its decorators and signature only
 
 
 @dataclass(frozen=True)
@@ -151,10 +152,10 @@ def _definition(source: ModuleSource, qualname: str, node: ast.FunctionDef) -> D
         else:
             docstring = body_indent + ast.unparse(first) + "\n"
     text = "".join(lines[start - 1:node.end_lineno]).rstrip() + "\n"
-    names = frozenset(n.id for n in ast.walk(node) if isinstance(n, ast.Name))
     return Definition(module=source.module, qualname=qualname, path=source.path, start=start,
                       end=node.end_lineno, indent=indent, header=header, docstring=docstring,
-                      body_indent=body_indent, text=text, names=names)
+                      body_indent=body_indent, text=text, names=_names(node),
+                      signature_names=_names(*node.decorator_list, node.args, node.returns))
 
 
 def _header_end(lines: list[str], node: ast.FunctionDef) -> tuple[int, int]:
@@ -174,6 +175,11 @@ def _header_end(lines: list[str], node: ast.FunctionDef) -> tuple[int, int]:
     except (tokenize.TokenError, IndentationError):
         pass
     raise SourceError(f"cannot find the end of the signature of {node.name}")
+
+
+def _names(*nodes: ast.AST | None) -> frozenset[str]:
+    return frozenset(n.id for node in nodes if node is not None
+                     for n in ast.walk(node) if isinstance(n, ast.Name))
 
 
 def _is_type_checking(test: ast.expr) -> bool:

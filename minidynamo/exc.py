@@ -114,6 +114,12 @@ CATALOGUE: dict[str, BreakKind] = {
             "while tracing, which must not happen.",
             "Call it outside the compiled function.",
         ),
+        BreakKind(
+            "GB0015", "missing attribute",
+            "The attribute does not exist, so Python would raise AttributeError; "
+            "catching exceptions while tracing is chapter 8's subject.",
+            "Check the attribute name, or use getattr(obj, name, default).",
+        ),
     )
 }
 

@@ -88,6 +88,27 @@ class GlobalSource(Source):
 
 
 @dataclass(frozen=True)
+class ImportSource(Source):
+    """A module, by name: the globals of a function from another module hang off it.
+
+    Reloaded by IMPORT_NAME with a non-empty fromlist, which returns the module
+    itself even for a dotted name (`from torch.nn import functional` does the same).
+    """
+
+    module_name: str
+
+    def name(self) -> str:
+        return f"__import__({self.module_name!r})"
+
+    def reconstruct(self) -> list[Instruction]:
+        return [
+            create_instruction("LOAD_CONST", argval=0),
+            create_instruction("LOAD_CONST", argval=("__name__",)),
+            create_instruction("IMPORT_NAME", argval=self.module_name),
+        ]
+
+
+@dataclass(frozen=True)
 class LocalCellSource(Source):
     """The cell object of the compiled frame's cell or free variable `name`.
 

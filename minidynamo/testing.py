@@ -869,20 +869,19 @@ class _TraceHandler(logging.Handler):
 
 
 def _inlining_depth() -> int:
-    """The inlining depth of the translator that is logging, found on the Python
-    stack: the nearest ``self`` whose class name ends in "InstructionTranslator"
-    (TorchDynamo's and minidynamo's both do), counted along its ``parent`` chain.
-    Neither log line says which frame it belongs to, hence this look."""
+    """The inlining depth of the translator that is logging: the number of distinct
+    translators (objects of a class named ``*Translator*``) on the Python stack,
+    less one. Both tracers inline a call by running a child translator inside the
+    parent's CALL handler, so the stack holds one translator per inlined frame;
+    the log lines themselves do not say which frame they belong to."""
+    translators = set()
     frame = sys._getframe(1)
     while frame is not None:
-        translator = frame.f_locals.get("self")
-        if type(translator).__name__.endswith("InstructionTranslator"):
-            depth = 0
-            while getattr(translator, "parent", None) is not None:
-                translator, depth = translator.parent, depth + 1
-            return depth
+        candidate = frame.f_locals.get("self")
+        if "Translator" in type(candidate).__name__:
+            translators.add(id(candidate))
         frame = frame.f_back
-    return 0
+    return max(len(translators) - 1, 0)
 
 
 def trace_opnames(lines: Sequence[TraceLine], *, root_only: bool = False) -> list[str]:

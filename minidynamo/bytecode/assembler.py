@@ -138,7 +138,10 @@ def assign_args(instructions: list[Instruction], tables: CodeTables) -> None:
             _set_name_arg(instruction, tables)
         elif kind == "variable" and isinstance(instruction.argval, str):
             instruction.arg = tables.variable_index(instruction.argval)
-        elif kind == "jump" or instruction.arg is not None:
+        elif kind == "jump":
+            if instruction.target is None:
+                raise ValueError(f"{instruction} is a jump without a target")
+        elif instruction.arg is not None:
             continue
         elif opcodes.has_arg(instruction.opcode):
             instruction.arg = _arg_from_argval(instruction, kind, tables)
@@ -221,7 +224,7 @@ def emit_code(instructions: list[Instruction], sizes: list[int]) -> bytes:
     """co_code: for each instruction its prefixes, itself, and zeroed CACHE units.
 
     Also records each instruction's new `offset` (of the opcode proper, as dis
-    reports it), and for jumps the new target offset in `argval`.
+    reports it).
     """
     code = bytearray()
     for instruction, size in zip(instructions, sizes):
@@ -231,13 +234,20 @@ def emit_code(instructions: list[Instruction], sizes: list[int]) -> bytes:
             code += bytes([opcodes.EXTENDED_ARG, (arg >> (8 * shift)) & 0xFF])
         instruction.offset = len(code)
         code += bytes([instruction.opcode, arg & 0xFF]) + bytes(CODE_UNIT * caches)
+    return bytes(code)
+
+
+def record_targets(instructions: list[Instruction], sizes: list[int]) -> None:
+    """After layout: jumps show their new target offset; targets are marked."""
     starts = start_offsets(sizes)
     indexes = instruction_indexes(instructions)
     for instruction in instructions:
         if instruction.target is not None:
             instruction.argval = starts[indexes[id(instruction.target)]]
             instruction.argrepr = f"to {instruction.argval}"
-    return bytes(code)
+            instruction.target.is_jump_target = True
+        if instruction.exn_tab_entry is not None:
+            instruction.exn_tab_entry.target.is_jump_target = True
 
 
 def resolve_positions(instructions: list[Instruction]) -> list[dis.Positions | None]:
@@ -318,8 +328,10 @@ def assemble(instructions: list[Instruction], template: CodeType,
     propagate_exception_entries(instructions)
     sizes = lay_out(instructions)
     first_line = code_replace.get("co_firstlineno", template.co_firstlineno)
+    co_code = emit_code(instructions, sizes)
+    record_targets(instructions, sizes)
     computed = dict(
-        co_code=emit_code(instructions, sizes),
+        co_code=co_code,
         co_consts=tuple(tables.consts),
         co_names=tuple(tables.names),
         co_varnames=tuple(tables.varnames),

@@ -63,9 +63,10 @@ def decode_exception_table(table: bytes) -> list[ExceptionTableEntry]:
             start = _read_varint(stream)
         except StopIteration:
             return entries
-        length = _read_varint(stream)
-        target = _read_varint(stream)
-        depth_and_lasti = _read_varint(stream)
+        try:
+            length, target, depth_and_lasti = [_read_varint(stream) for _ in range(3)]
+        except StopIteration:
+            raise ValueError("exception table ends in the middle of a row") from None
         entries.append(ExceptionTableEntry(
             start=start * CODE_UNIT,
             end=(start + length) * CODE_UNIT,

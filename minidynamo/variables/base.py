@@ -177,7 +177,7 @@ def bound_method_getattr(self: VariableTracker, tx: Translator, name: str) -> Va
 
     if callable(getattr(self.python_type(), name, None)):
         return GetAttrVariable(self, name)
-    graph_break("unsupported attribute", f"{self.python_type().__name__} has no attribute {name!r}")
+    graph_break("missing attribute", f"{self.python_type().__name__} has no attribute {name!r}")
 
 
 def replace_version(value: Any, new: VariableTracker) -> Any:

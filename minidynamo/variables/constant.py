@@ -61,7 +61,7 @@ class ConstantVariable(VariableTracker):
         from minidynamo.variables.misc import GetAttrVariable
 
         if not hasattr(self.value, name):
-            graph_break("unsupported attribute", f"{type(self.value).__name__} has no attribute {name!r}")
+            graph_break("missing attribute", f"{type(self.value).__name__} has no attribute {name!r}")
         attribute = getattr(self.value, name)
         if callable(attribute):
             return GetAttrVariable(self, name)  # a bound method, folded when called

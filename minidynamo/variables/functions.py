@@ -149,7 +149,7 @@ class UserFunctionVariable(BaseUserFunctionVariable):
         from minidynamo.variables.builder import VariableBuilder
 
         if not hasattr(self.fn, name):
-            graph_break("unsupported attribute", f"function {self.fn.__name__} has no attribute {name!r}")
+            graph_break("missing attribute", f"function {self.fn.__name__} has no attribute {name!r}")
         source = AttrSource(self.source, name) if self.source else None
         return VariableBuilder(tx.output, source)(getattr(self.fn, name))
 

@@ -84,7 +84,7 @@ class PythonModuleVariable(VariableTracker):
         from minidynamo.variables.builder import VariableBuilder
 
         if not hasattr(self.module, name):
-            graph_break("unsupported attribute", f"module {self.module.__name__} has no attribute {name!r}")
+            graph_break("missing attribute", f"module {self.module.__name__} has no attribute {name!r}")
         source = AttrSource(self.source, name) if self.source else None
         return VariableBuilder(tx.output, source)(getattr(self.module, name))
 

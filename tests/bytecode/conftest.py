@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+
 import pytest
 
-from bytecode_corpus import corpus
+sys.path.insert(0, str(Path(__file__).parent))   # for bytecode_corpus, in any import mode
+from bytecode_corpus import corpus  # noqa: E402
 
 
 @pytest.fixture(scope="session")

@@ -491,3 +491,15 @@ def test_direction_neutral_names_map_to_real_opcodes():
     for neutral, (forward, backward) in opcodes.JUMP_DIRECTIONS.items():
         assert create_instruction(neutral).opname == forward
         assert opcodes.jump_variant(forward, backward=True) == backward
+
+
+def test_jump_without_target_is_reported():
+    def template():
+        pass
+
+    instructions = [create_instruction("RESUME", arg=0),
+                    create_instruction("JUMP"),
+                    create_instruction("LOAD_CONST", argval=None),
+                    create_instruction("RETURN_VALUE")]
+    with pytest.raises(ValueError, match="without a target"):
+        assemble(instructions, template.__code__)

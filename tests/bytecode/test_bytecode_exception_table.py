@@ -48,3 +48,9 @@ def test_odd_or_empty_ranges_are_rejected():
         encode_exception_table([ExceptionTableEntry(1, 4, 6, 0, False)])
     with pytest.raises(ValueError, match="no instruction"):
         encode_exception_table([ExceptionTableEntry(4, 4, 6, 0, False)])
+
+
+def test_a_truncated_table_is_rejected():
+    table = encode_exception_table([ExceptionTableEntry(0, 10, 20, 1, False)])
+    with pytest.raises(ValueError, match="middle of a row"):
+        decode_exception_table(table[:-1])

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import dis
+import importlib
+import re
 import subprocess
 import sys
 import textwrap
@@ -18,28 +20,30 @@ def run(capsys, *argv):
     return status, captured.out, captured.err
 
 
-@pytest.mark.parametrize("target, function", [
-    ("json:dumps", "json.dumps"),
-    ("textwrap:TextWrapper._wrap_chunks", "textwrap.TextWrapper._wrap_chunks"),
-    ("ast:iter_fields", "ast.iter_fields"),
-    ("email.utils:parseaddr", "email.utils.parseaddr"),
-])
-def test_listing_matches_dis(capsys, target, function):
-    module, _, qualname = function.rpartition(".") if function.count(".") == 1 else (
-        function.split(".")[0], None, None)
-    import importlib
+ROW = re.compile(r"^(?:>>|  )\s*(\d+)\s")
 
-    obj = importlib.import_module(target.split(":")[0])
-    for part in target.split(":")[1].split("."):
+
+def resolve(target):
+    module, _, qualname = target.partition(":")
+    obj = importlib.import_module(module)
+    for part in qualname.split("."):
         obj = getattr(obj, part)
+    return obj
+
+
+@pytest.mark.parametrize("target", [
+    "json:dumps", "textwrap:TextWrapper._wrap_chunks", "ast:iter_fields",
+    "email.utils:parseaddr",
+])
+def test_listing_matches_dis(capsys, target):
+    function = resolve(target)
     status, out, _ = run(capsys, target)
     assert status == 0
-    listed = [line.split()[1] if line.startswith(">>") else line.split()[0]
-              for line in out.splitlines()[3:] if line[:8].strip().lstrip(">").isdigit()]
-    expected = [str(i.offset) for i in dis.get_instructions(obj) if i.opname != "EXTENDED_ARG"]
+    listed = [int(match.group(1)) for match in map(ROW.match, out.splitlines()) if match]
+    expected = [i.offset for i in dis.get_instructions(function) if i.opname != "EXTENDED_ARG"]
     assert listed == expected
-    code = obj.__code__
-    assert f"max stack depth: {code.co_stacksize} (co_stacksize {code.co_stacksize})" in out
+    depth = function.__code__.co_stacksize
+    assert f"max stack depth: {depth} (co_stacksize {depth})" in out
     assert "may touch tensors:" in out and "%" in out and "jumps:" in out
 
 

@@ -51,38 +51,54 @@ def test_dis_is_generated_from_the_function():
     assert out.startswith('```text title="dis of course.mkdocs_hooks:exec_info"\n')
 
 
-def test_exercises_box_lists_the_manifest(tmp_path):
-    (tmp_path / "exercises" / "ch01").mkdir(parents=True)
-    (tmp_path / "exercises" / "ch01" / "manifest.toml").write_text(
+@pytest.fixture
+def toy_repo(tmp_path, monkeypatch):
+    """A repository root with a two-function package `toypkg` and a chapter-3 manifest."""
+    (tmp_path / "toypkg").mkdir()
+    (tmp_path / "toypkg" / "__init__.py").write_text("")
+    (tmp_path / "toypkg" / "ops.py").write_text(
+        "def double(x):\n    return 2 * x\n\n\nclass Stack:\n    def push(self, v):\n        self.v = v\n"
+    )
+    (tmp_path / "exercises" / "ch03").mkdir(parents=True)
+    (tmp_path / "exercises" / "ch03" / "manifest.toml").write_text(
         page(
             """
-            chapter = 1
-            title = "The bytecode scanner"
+            chapter = 3
+            title = "Toy operations"
 
             [[task]]
-            id = "ch01.1"
-            target = "minidynamo.bytecode.scanner:resolve_jump_targets"
+            id = "ch03.1"
+            target = "toypkg.ops:double"
             points = 3
-            title = "Resolve jump targets to instructions"
+            title = "Double a value"
 
             [[task]]
-            id = "ch01.2"
-            target = "minidynamo.bytecode.assembler:Assembler.encode"
+            id = "ch03.2"
+            target = "toypkg.ops:Stack.push"
             points = 2
-            title = "Encode"
+            title = "Push"
             """
         )
     )
-    out = expand('{{ exercises("ch01") }}\n', "p.md", root=tmp_path)
-    assert out.startswith('!!! example "Exercises: The bytecode scanner"\n')
-    assert (
-        "| `ch01.1` | Resolve jump targets to instructions | 3 | "
-        "`minidynamo.bytecode.scanner:resolve_jump_targets` | `exercises/ch01/bytecode_scanner.py` |"
-    ) in out
-    assert "`exercises/ch01/bytecode_assembler.py`" in out
+    monkeypatch.syspath_prepend(str(tmp_path))
+    return tmp_path
+
+
+def test_exercises_box_lists_the_manifest(toy_repo):
+    out = expand('{{ exercises("ch03") }}\n', "p.md", root=toy_repo)
+    assert out.startswith('!!! example "Exercises: Toy operations"\n')
+    assert "| `ch03.1` | Double a value | 3 | `toypkg.ops:double` | `exercises/ch03/ops.py` |" in out
+    assert "| `ch03.2` | Push | 2 | `toypkg.ops:Stack.push` | `exercises/ch03/ops.py` |" in out
     assert "2 tasks, 5 points." in out
-    assert "pytest exercises/ch01 --impl=solution" in out
+    assert "pytest exercises/ch03 --impl=solution" in out
     assert all(line == "" or line.startswith("    ") for line in out.splitlines()[1:])
+
+
+def test_a_broken_manifest_fails_with_the_manifests_own_message(toy_repo):
+    manifest = toy_repo / "exercises" / "ch03" / "manifest.toml"
+    manifest.write_text(manifest.read_text().replace("toypkg.ops:double", "toypkg.ops:triple"))
+    with pytest.raises(DocsError, match=r"p\.md:1: .*unknown target toypkg\.ops:triple"):
+        expand('{{ exercises("ch03") }}\n', "p.md", root=toy_repo)
 
 
 def test_a_missing_manifest_fails(tmp_path):
@@ -209,3 +225,49 @@ def test_split_blocks_round_trips_lines():
 def test_examples_do_not_inherit_the_hooks_future_imports():
     text = "```python exec\ndef f(x: int): pass\nprint(f.__annotations__)\n```\n"
     assert "{'x': <class 'int'>}" in expand(text, "p.md")
+
+
+def test_code_of_an_exercise_is_folded_behind_a_spoiler(toy_repo):
+    out = expand('{{ code("toypkg.ops:double") }}\n', "p.md", root=toy_repo)
+    assert out.startswith('??? success "Exercise ch03.1 (Double a value): the package\'s code. Try it first!"\n\n    ```python')
+    assert "    def double(x):\n        return 2 * x\n    ```" in out
+    method = expand('{{ code("toypkg.ops:Stack.push") }}\n', "p.md", root=toy_repo)
+    assert method.startswith('??? success "Exercise ch03.2 (Push)')
+    plain = expand('{{ code("toypkg.ops:Stack") }}\n', "p.md", root=toy_repo)
+    assert plain.startswith('```python linenums="5"')
+
+
+def test_a_code_span_with_longer_backtick_runs_inside_is_skipped_whole():
+    text = "Open a block with `` ```python exec `` and `{{ code(\"x\") }}`.\n"
+    assert expand(text, "p.md") == text
+    with pytest.raises(DocsError):
+        expand("`` a ` b `` {{ code('x') }}\n", "p.md")
+
+
+def test_an_example_that_reaches_an_exercise_stub_is_marked_not_run(tmp_path):
+    """In a student edition the package's exercise bodies are stubs; the site still builds."""
+    text = page(
+        """
+        ```python exec
+        print("before")
+        ```
+
+        ```python exec
+        raise NotImplementedError("ch01.1: Resolve jump targets to instructions")
+        ```
+
+        ```python exec
+        print("after")  # not run: the page's namespace is incomplete from here on
+        ```
+        """
+    )
+    out = expand(text, "p.md")
+    assert '```text title="Output"\nbefore\n```' in out
+    assert out.count('!!! warning "Not run: exercise ch01.1 (Resolve jump targets to instructions)') == 2
+    assert out.rstrip().endswith("They run once the package has its code back.")
+    assert '```text title="Output"\nafter' not in out
+
+
+def test_any_other_not_implemented_error_fails_the_build():
+    with pytest.raises(DocsError, match="NotImplementedError: later"):
+        expand("```python exec\nraise NotImplementedError('later')\n```\n", "p.md")

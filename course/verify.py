@@ -1,0 +1,185 @@
+"""`python -m course verify`: proof that the graded tests grade what they claim.
+
+For every chapter with a manifest:
+
+1. the generated files are fresh (`python -m course check`);
+2. every graded test passes on the solutions;
+3. every task has at least one graded test;
+4. with exactly one task stubbed and the rest the solutions, every test marked with that
+   task fails ("a stub passes test X" otherwise);
+5. each known-bad submission under `tests/course/bad/<name>/` loses the tasks its
+   `expect.toml` lists (and, unless `exact = false`, no others).
+
+Each configuration is one pytest process; they run in parallel. A known-bad submission
+is a directory of exercise files for one chapter (files it lacks come from the
+solutions) and an `expect.toml`:
+
+    chapter = 1                      # the chapter its files belong to
+    lose = ["ch01.2"]                # tasks that must lose points
+    exact = true                     # the default: no other task may lose points
+    description = "jump targets off by one instruction"
+"""
+
+from __future__ import annotations
+
+import time
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+
+from course.generate import check
+from course.manifest import Chapter, ManifestError, load_chapters, normalise_chapter
+from course.runner import ChapterRun, RunConfig, run_many
+
+BAD_KEYS = {"chapter", "lose", "exact", "description"}
+
+
+@dataclass(frozen=True)
+class BadSubmission:
+    """A known-bad submission and the tasks it must lose."""
+
+    name: str
+    path: Path
+    chapter: str
+    lose: frozenset[str]
+    exact: bool
+    description: str
+
+
+def bad_submissions(root: Path) -> list[BadSubmission]:
+    """Every `tests/course/bad/<name>/expect.toml`, validated."""
+    found = []
+    for expect in sorted((Path(root) / "tests" / "course" / "bad").glob("*/expect.toml")):
+        where = expect.relative_to(root).as_posix()
+        try:
+            data = tomllib.loads(expect.read_text(encoding="utf-8"))
+        except tomllib.TOMLDecodeError as error:
+            raise ManifestError(f"{where}: not valid TOML: {error}") from None
+        if set(data) - BAD_KEYS or "chapter" not in data or not data.get("lose"):
+            raise ManifestError(f"{where}: needs `chapter` and `lose = [...]` "
+                                f"(optional: `exact`, `description`), nothing else")
+        found.append(BadSubmission(
+            name=expect.parent.name, path=expect.parent,
+            chapter=normalise_chapter(str(data["chapter"])), lose=frozenset(data["lose"]),
+            exact=bool(data.get("exact", True)), description=str(data.get("description", ""))))
+    return found
+
+
+class Findings:
+    """Lines of the report and a count of problems."""
+
+    def __init__(self) -> None:
+        self.problems = 0
+
+    def ok(self, text: str) -> None:
+        print(f"  ok    {text}")
+
+    def fail(self, text: str) -> None:
+        self.problems += 1
+        print(f"  FAIL  {text}")
+
+    def warn(self, text: str) -> None:
+        print(f"  warn  {text}")
+
+
+def verify(root: Path, names: list[str] | None = None, *, jobs: int | None = None,
+           timeout: float = 60) -> int:
+    """Run every check on the named chapters (default: all); 0 when all hold."""
+    started = time.perf_counter()
+    chapters = load_chapters(root, names)
+    if not chapters:
+        print("verify: no chapter has a manifest yet (exercises/chNN/manifest.toml)")
+        return 0
+    by_name = {chapter.name: chapter for chapter in chapters}
+    bad = [b for b in bad_submissions(root) if b.chapter in by_name]
+    configs = []
+    for chapter in chapters:
+        configs.append(RunConfig(chapter, impl="solution", timeout=timeout, label="solution"))
+        configs += [RunConfig(chapter, stub_task=task.id, timeout=timeout, label=task.id)
+                    for task in chapter.tasks]
+    configs += [RunConfig(by_name[b.chapter], impl="student", impl_dir=b.path, timeout=timeout,
+                          label=f"bad:{b.name}") for b in bad]
+    runs = {(run.config.chapter.name, run.config.label): run for run in run_many(configs, jobs)}
+    findings = Findings()
+    for chapter in chapters:
+        print(f"{chapter.name}  {chapter.title}")
+        _check_fresh(chapter, findings)
+        solution = runs[chapter.name, "solution"]
+        _check_solution(chapter, solution, findings)
+        for task in chapter.tasks:
+            _check_stub(task.id, solution, runs[chapter.name, task.id], findings)
+        for submission in (b for b in bad if b.chapter == chapter.name):
+            _check_bad(submission, runs[chapter.name, f"bad:{submission.name}"], findings)
+    seconds = time.perf_counter() - started
+    verdict = f"{findings.problems} problem(s)" if findings.problems else "all checks hold"
+    print(f"verify: {verdict} ({len(chapters)} chapter(s), {len(configs)} pytest runs, "
+          f"{seconds:.1f} s)")
+    return 1 if findings.problems else 0
+
+
+def _check_fresh(chapter: Chapter, findings: Findings) -> None:
+    report = check([chapter])
+    if report.failed:
+        for line in report.lines:
+            findings.fail(line)
+    else:
+        findings.ok("generated files are fresh")
+
+
+def _check_solution(chapter: Chapter, run: ChapterRun, findings: Findings) -> None:
+    if run.problem:
+        findings.fail(f"solutions: {run.problem}")
+    if not run.tests:
+        findings.fail(f"no graded tests were collected from exercises/{chapter.name}")
+        return
+    failing = [test for test in run.tests if test.outcome in ("failed", "error")]
+    for test in failing:
+        findings.fail(f"the solutions fail {test.nodeid}: {test.message}")
+    for test in (t for t in run.tests if t.outcome == "skipped"):
+        findings.warn(f"skipped on the solutions (it grades nothing here): {test.nodeid}: "
+                      f"{test.message}")
+    if not failing and not run.problem:
+        findings.ok(f"the solutions pass all {len(run.tests)} graded tests")
+    tested = {task for test in run.tests for task in test.tasks}
+    untested = [task.id for task in chapter.tasks if task.id not in tested]
+    if untested:
+        findings.fail(f"no graded test is marked with {', '.join(untested)}")
+    else:
+        findings.ok("every task has graded tests")
+
+
+def _check_stub(task_id: str, solution: ChapterRun, run: ChapterRun, findings: Findings) -> None:
+    expected = [test.nodeid for test in solution.tests if task_id in test.tasks]
+    if not expected:
+        return
+    if run.problem:
+        findings.fail(f"{task_id} stubbed: {run.problem}")
+        return
+    passing = [test.nodeid for test in run.tests if test.passed]
+    for nodeid in passing:
+        findings.fail(f"{task_id} stubbed: a stub passes test {nodeid}")
+    ran = {test.nodeid for test in run.tests}
+    for nodeid in (n for n in expected if n not in ran):
+        findings.fail(f"{task_id} stubbed: {nodeid} did not run")
+    if not passing and ran >= set(expected):
+        findings.ok(f"{task_id} stubbed: its {len(expected)} test(s) fail")
+
+
+def _check_bad(bad: BadSubmission, run: ChapterRun, findings: Findings) -> None:
+    label = f"bad submission {bad.name}"
+    if run.problem:
+        findings.fail(f"{label}: {run.problem}")
+        return
+    known = {task for test in run.tests for task in test.tasks}
+    for task in sorted(bad.lose - known):
+        findings.fail(f"{label}: expect.toml names {task}, which no graded test checks")
+    lost = run.tasks_losing_points()
+    kept = sorted(bad.lose - lost)
+    extra = sorted(lost - bad.lose) if bad.exact else []
+    if kept:
+        findings.fail(f"{label} should lose {', '.join(kept)} but scores full points on it")
+    if extra:
+        findings.fail(f"{label} also loses {', '.join(extra)} (set `exact = false` if intended)")
+    if not kept and not extra:
+        how = "exactly" if bad.exact else "at least"
+        findings.ok(f"{label} loses {how} {', '.join(sorted(bad.lose))}")

@@ -1,0 +1,173 @@
+"""Side effects: mutations recorded while tracing, replayed after the graph (chapter 5).
+
+Tracing must never change the user's objects: `xs.append(t)` on an input list
+cannot append anything while tracing, because the traced code only *describes*
+what will happen. So a mutation makes a new version of the object's tracker
+(trackers are immutable), and `SideEffects` remembers it:
+
+- `mutate(new)` replaces every older version held by the translators with `new`
+  (`OutputGraph.replace_all`) and, if the object existed before the frame (it
+  has a source), records that it must be *replayed*;
+- `store_global` records `global w; w = ...`;
+- after the graph runs, `codegen_replay` emits bytecode that applies the final
+  state of each mutated object once: `xs[:] = [...]`, `d.clear(); d.update({...})`,
+  `obj.attr = v`, `cell.cell_contents = v`, `STORE_GLOBAL w`.
+
+The table also remembers every real object the builder wrapped, by identity, so
+that one Python object always has one tracker (`existing_variable`).
+
+Compare with TorchDynamo: `torch/_dynamo/side_effects.py` (`SideEffects`,
+`AttributeMutationExisting`, `codegen_update_mutated`, `codegen_save_tempvars`).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Callable
+
+from minidynamo.exc import graph_break
+from minidynamo.sources import LocalCellSource
+from minidynamo.variables import (
+    CellVariable,
+    ConstDictVariable,
+    ListVariable,
+    NNModuleVariable,
+    SetVariable,
+    UserDefinedObjectVariable,
+    VariableTracker,
+)
+from minidynamo.variables.iterators import IteratorVariable
+
+if TYPE_CHECKING:
+    from minidynamo.codegen import PyCodegen
+    from minidynamo.output_graph import OutputGraph
+
+
+class SideEffects:
+    """The mutable objects seen while tracing, their newest versions, and pending writes."""
+
+    def __init__(self, output: OutputGraph) -> None:
+        self.output = output
+        self.latest_versions: dict[int, VariableTracker] = {}  # object_id -> newest tracker
+        self.known_values: dict[int, tuple[Any, VariableTracker]] = {}  # id(value) -> (value, tracker)
+        self.mutated: list[int] = []  # object_ids of pre-existing objects to replay, in order
+        self.global_writes: dict[tuple[int, str], tuple[dict[str, Any], VariableTracker]] = {}
+
+    # -- identity of real objects ---------------------------------------------
+
+    def existing_variable(self, value: Any) -> VariableTracker | None:
+        """The tracker already built for this very object (tensors and mutables), if any."""
+        known = self.known_values.get(id(value))
+        if known is None:
+            return None
+        return self.latest(known[1])
+
+    def track_existing(self, value: Any, variable: VariableTracker) -> VariableTracker:
+        """Remember the tracker of a real object (keeping the object alive meanwhile)."""
+        self.known_values[id(value)] = (value, variable)
+        if variable.object_id is not None:
+            self.latest_versions[variable.object_id] = variable
+        return variable
+
+    def track_new(self, variable: VariableTracker) -> None:
+        """Remember an object created while tracing (its versions are looked up by id)."""
+        self.latest_versions[variable.object_id] = variable
+
+    def latest(self, variable: VariableTracker) -> VariableTracker:
+        """The newest version of a mutable object's tracker (others are returned as is)."""
+        if variable.object_id is None:
+            return variable
+        return self.latest_versions.get(variable.object_id, variable)
+
+    # -- recording mutations ------------------------------------------------------
+
+    def mutate(self, new: VariableTracker) -> None:
+        """`new` is the next version of its object: use it everywhere from now on."""
+        if new.object_id is None:
+            raise AssertionError(f"{new} is not a mutable object")
+        self.latest_versions[new.object_id] = new
+        if new.source is not None and not isinstance(new, IteratorVariable):
+            if type(new) not in REPLAYS:
+                graph_break("unsupported mutation", f"mutating {new} from outside the frame")
+            if new.object_id not in self.mutated:
+                self.mutated.append(new.object_id)
+        self.output.replace_all(new)
+
+    def store_global(self, f_globals: dict[str, Any], name: str, value: VariableTracker) -> None:
+        self.global_writes[(id(f_globals), name)] = (f_globals, value)
+
+    def load_global(self, f_globals: dict[str, Any], name: str) -> VariableTracker | None:
+        entry = self.global_writes.get((id(f_globals), name))
+        return entry[1] if entry else None
+
+    def replace_in_pending_writes(self, new: VariableTracker) -> None:
+        from minidynamo.variables.base import replace_version
+
+        for key, (f_globals, value) in list(self.global_writes.items()):
+            self.global_writes[key] = (f_globals, replace_version(value, new))
+
+    def is_empty(self) -> bool:
+        return not self.mutated and not self.global_writes
+
+    # -- replaying after the graph ----------------------------------------------
+
+    def codegen_replay(self, codegen: PyCodegen) -> None:
+        """Emit the bytecode that applies every recorded mutation, once."""
+        for object_id in self.mutated:
+            variable = self.latest_versions[object_id]
+            REPLAYS[type(variable)](codegen, variable)
+        for (_, name), (f_globals, value) in self.global_writes.items():
+            codegen(value)
+            codegen.store_global(f_globals, name)
+
+
+def _replay_list(codegen: PyCodegen, variable: ListVariable) -> None:
+    """`xs[:] = [new items]`: same list object, new contents."""
+    variable.reconstruct(codegen)  # BUILD_LIST of the items, not the source
+    codegen.load_source(variable.source)
+    codegen.load_const(None)
+    codegen.load_const(None)
+    codegen.append("BUILD_SLICE", arg=2)
+    codegen.append("STORE_SUBSCR")
+
+
+def _replay_clear_update(codegen: PyCodegen, variable: VariableTracker) -> None:
+    """`d.clear(); d.update(new)` for dicts and sets."""
+    codegen.load_source(variable.source)
+    codegen.append("LOAD_METHOD", argval="clear")
+    codegen.call_function(0)
+    codegen.append("POP_TOP")
+    codegen.load_source(variable.source)
+    codegen.append("LOAD_METHOD", argval="update")
+    variable.reconstruct(codegen)  # BUILD_MAP / BUILD_SET of the items
+    codegen.call_function(1)
+    codegen.append("POP_TOP")
+
+
+def _replay_attributes(codegen: PyCodegen, variable: VariableTracker) -> None:
+    """`obj.name = value` for every attribute written while tracing."""
+    for name, value in variable.attributes.items():
+        codegen(value)
+        codegen.load_source(variable.source)
+        codegen.append("STORE_ATTR", argval=name)
+
+
+def _replay_cell(codegen: PyCodegen, variable: CellVariable) -> None:
+    """STORE_DEREF for the frame's own cells, `cell.cell_contents = v` for others."""
+    if variable.contents is None:
+        graph_break("unsupported mutation", "deleting a closure variable")
+    codegen(variable.contents)
+    if isinstance(variable.source, LocalCellSource):
+        codegen.append("STORE_DEREF", argval=variable.source.local_name)
+    else:
+        codegen.load_source(variable.source)
+        codegen.append("STORE_ATTR", argval="cell_contents")
+
+
+REPLAYS: dict[type, Callable[[PyCodegen, Any], None]] = {
+    ListVariable: _replay_list,
+    ConstDictVariable: _replay_clear_update,
+    SetVariable: _replay_clear_update,
+    UserDefinedObjectVariable: _replay_attributes,
+    NNModuleVariable: _replay_attributes,
+    CellVariable: _replay_cell,
+}

@@ -1,0 +1,57 @@
+"""VariableTrackers: the symbolic values of the tracer, one file per family (chapters 3-4).
+
+    base.py          the protocol (python_type, as_python_constant, as_proxy, var_getattr,
+                     call_function, call_method, reconstruct) and immutable versions
+    constant.py      ConstantVariable: folded Python constants
+    tensor.py        TensorVariable: an FX node with a FakeTensor example value
+    lists.py         list, tuple, torch.Size, namedtuple, range, slice
+    dicts.py         dicts with constant keys, their views, sets
+    iterators.py     iterators advanced by FOR_ITER (loops unroll)
+    builtins.py      builtins and operators: fold, graph node, or the operand's method
+    functions.py     user functions, methods, closures and cells (inlined)
+    user_defined.py  user classes and objects
+    nn_module.py     torch.nn.Module (inlined calls, parameters as graph inputs)
+    torch.py         torch functions as graph nodes
+    misc.py          bound methods, NULL, Python modules
+    lazy.py          LazyVariableTracker: frame inputs realized on first use (chapter 4)
+    builder.py       VariableBuilder: real value + source -> tracker (chapter 4)
+"""
+
+from minidynamo.variables.base import VariableTracker, new_object_id, replace_version
+from minidynamo.variables.builder import VariableBuilder
+from minidynamo.variables.builtins import BuiltinVariable
+from minidynamo.variables.constant import ConstantVariable, constant
+from minidynamo.variables.dicts import ConstDictVariable, DictViewVariable, SetVariable
+from minidynamo.variables.functions import (
+    BaseUserFunctionVariable,
+    CellVariable,
+    NestedUserFunctionVariable,
+    UserFunctionVariable,
+    UserMethodVariable,
+)
+from minidynamo.variables.iterators import ListIteratorVariable, RangeIteratorVariable
+from minidynamo.variables.lazy import LazyVariableTracker
+from minidynamo.variables.lists import (
+    ListVariable,
+    NamedTupleVariable,
+    RangeVariable,
+    SizeVariable,
+    SliceVariable,
+    TupleVariable,
+)
+from minidynamo.variables.misc import GetAttrVariable, NullVariable, PythonModuleVariable
+from minidynamo.variables.nn_module import NNModuleVariable
+from minidynamo.variables.tensor import TensorVariable
+from minidynamo.variables.torch import TorchFunctionVariable
+from minidynamo.variables.user_defined import UserDefinedClassVariable, UserDefinedObjectVariable
+
+__all__ = [
+    "BaseUserFunctionVariable", "BuiltinVariable", "CellVariable", "ConstDictVariable",
+    "ConstantVariable", "DictViewVariable", "GetAttrVariable", "LazyVariableTracker",
+    "ListIteratorVariable", "ListVariable", "NNModuleVariable", "NamedTupleVariable",
+    "NestedUserFunctionVariable", "NullVariable", "PythonModuleVariable", "RangeIteratorVariable",
+    "RangeVariable", "SetVariable", "SizeVariable", "SliceVariable", "TensorVariable",
+    "TorchFunctionVariable", "TupleVariable", "UserDefinedClassVariable",
+    "UserDefinedObjectVariable", "UserFunctionVariable", "UserMethodVariable",
+    "VariableBuilder", "VariableTracker", "constant", "new_object_id", "replace_version",
+]

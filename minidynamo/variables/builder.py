@@ -1,0 +1,160 @@
+"""VariableBuilder: a real Python value plus its source becomes a tracker (chapter 4).
+
+Values enter tracing from outside the traced code: frame arguments, globals,
+attributes of modules and objects, items of input containers. The builder looks
+at the *real* value once and picks its tracker by a table of rules
+(`VariableBuilder.RULES`, first match wins):
+
+| value | tracker |
+|---|---|
+| a tensor | `TensorVariable` and a new graph input (placeholder) named after the source |
+| int, float, str, None, dtype ... | `ConstantVariable` (specialised: the value is baked in) |
+| list / tuple / dict / set | a container whose items are *lazy* trackers with item sources |
+| nn.Module | `NNModuleVariable` |
+| torch function / builtin / Python function | `TorchFunctionVariable` / `BuiltinVariable` / `UserFunctionVariable` |
+| a class / a module / a cell | `UserDefinedClassVariable` / `PythonModuleVariable` / `CellVariable` |
+| anything else | `UserDefinedObjectVariable` |
+
+Mutable objects and tensors are built once per Python object: the side-effect
+table remembers them by identity, so `f(xs, xs)` sees one list and `f(x, x)` one
+graph input.
+
+Compare with TorchDynamo: `torch/_dynamo/variables/builder.py`
+(`VariableBuilder._wrap`, 1,174 lines in 2.13; `wrap_tensor`, `wrap_listlike`).
+"""
+
+from __future__ import annotations
+
+import types
+from typing import TYPE_CHECKING, Any, Callable
+
+import torch
+
+from minidynamo.exc import graph_break
+from minidynamo.sources import GetItemSource, Source
+from minidynamo.variables.base import VariableTracker, new_object_id
+from minidynamo.variables.builtins import BuiltinVariable, is_builtin
+from minidynamo.variables.constant import ConstantVariable, is_constant_value
+from minidynamo.variables.dicts import ConstDictVariable, SetVariable
+from minidynamo.variables.functions import CellVariable, UserFunctionVariable, UserMethodVariable
+from minidynamo.variables.lazy import LazyVariableTracker
+from minidynamo.variables.lists import ListVariable, NamedTupleVariable, RangeVariable, SizeVariable, TupleVariable
+from minidynamo.variables.misc import PythonModuleVariable
+from minidynamo.variables.nn_module import NNModuleVariable
+from minidynamo.variables.torch import TorchFunctionVariable, is_torch_function
+from minidynamo.variables.user_defined import UserDefinedClassVariable, UserDefinedObjectVariable
+
+if TYPE_CHECKING:
+    from minidynamo.output_graph import OutputGraph
+
+
+class VariableBuilder:
+    """Builds the tracker of one real value found at `source` (None: made by the tracer)."""
+
+    def __init__(self, output: OutputGraph, source: Source | None) -> None:
+        self.output = output
+        self.source = source
+
+    def __call__(self, value: Any) -> VariableTracker:
+        known = self.output.side_effects.existing_variable(value)
+        if known is not None:
+            return known  # the same mutable object or tensor, seen again
+        for matches, build in self.RULES:
+            if matches(value):
+                return build(self, value)
+        return self.wrap_object(value)
+
+    # -- children of containers: lazy, with item sources ------------------------
+
+    def child(self, value: Any, index: Any) -> VariableTracker:
+        """An item of a container: lazy if it has a source, built now otherwise."""
+        if self.source is None:
+            return VariableBuilder(self.output, None)(value)
+        return LazyVariableTracker(value, self.output, source=GetItemSource(self.source, index))
+
+    # -- one method per kind of value ---------------------------------------
+
+    def wrap_tensor(self, value: torch.Tensor) -> VariableTracker:
+        if self.source is None:
+            graph_break("unsupported value", "a tensor with no source cannot become a graph input")
+        variable = self.output.add_graph_input(self.source, value)
+        return self.output.side_effects.track_existing(value, variable)
+
+    def wrap_constant(self, value: Any) -> VariableTracker:
+        if isinstance(value, tuple):  # a tuple of constants keeps item trackers
+            return self.wrap_tuple(value)
+        return ConstantVariable(value, source=self.source)
+
+    def wrap_tuple(self, value: tuple) -> VariableTracker:
+        items = tuple(self.child(item, index) for index, item in enumerate(value))
+        if isinstance(value, torch.Size):
+            return SizeVariable(items, source=self.source)
+        if type(value) is not tuple:  # namedtuple or torch.return_types
+            return NamedTupleVariable(items, tuple_class=type(value), source=self.source)
+        return TupleVariable(items, source=self.source)
+
+    def wrap_list(self, value: list) -> VariableTracker:
+        items = tuple(self.child(item, index) for index, item in enumerate(value))
+        variable = ListVariable(items, source=self.source, object_id=new_object_id())
+        return self.output.side_effects.track_existing(value, variable)
+
+    def wrap_dict(self, value: dict) -> VariableTracker:
+        if not all(is_constant_value(key) for key in value):
+            graph_break("unsupported value", "a dict whose keys are not all constants")
+        items = {key: self.child(item, key) for key, item in value.items()}
+        variable = ConstDictVariable(items, source=self.source, object_id=new_object_id())
+        return self.output.side_effects.track_existing(value, variable)
+
+    def wrap_set(self, value: set) -> VariableTracker:
+        if not all(is_constant_value(item) for item in value):
+            graph_break("unsupported value", "a set whose items are not all constants")
+        items = tuple(ConstantVariable(item) for item in value)
+        variable = SetVariable(items, source=self.source, object_id=new_object_id())
+        return self.output.side_effects.track_existing(value, variable)
+
+    def wrap_module(self, value: torch.nn.Module) -> VariableTracker:
+        variable = NNModuleVariable(value, source=self.source, object_id=new_object_id())
+        return self.output.side_effects.track_existing(value, variable)
+
+    def wrap_method(self, value: types.MethodType) -> VariableTracker:
+        from minidynamo.sources import AttrSource
+
+        owner_source = AttrSource(self.source, "__self__") if self.source else None
+        owner = VariableBuilder(self.output, owner_source)(value.__self__)
+        return UserMethodVariable(value.__func__, owner, source=self.source)
+
+    def wrap_cell(self, value: types.CellType) -> VariableTracker:
+        from minidynamo.sources import AttrSource
+
+        try:
+            contents = value.cell_contents
+        except ValueError:  # an empty cell
+            tracker = None
+        else:
+            source = AttrSource(self.source, "cell_contents") if self.source else None
+            tracker = VariableBuilder(self.output, source)(contents)
+        variable = CellVariable(tracker, source=self.source, object_id=new_object_id())
+        return self.output.side_effects.track_existing(value, variable)
+
+    def wrap_object(self, value: Any) -> VariableTracker:
+        variable = UserDefinedObjectVariable(value, type(value), source=self.source, object_id=new_object_id())
+        return self.output.side_effects.track_existing(value, variable)
+
+    RULES: list[tuple[Callable[[Any], bool], Callable[[VariableBuilder, Any], VariableTracker]]] = [
+        (lambda v: isinstance(v, torch.Tensor), wrap_tensor),
+        (is_constant_value, wrap_constant),
+        (lambda v: isinstance(v, tuple), wrap_tuple),
+        (lambda v: type(v) is list, wrap_list),
+        (lambda v: type(v) is dict, wrap_dict),
+        (lambda v: type(v) is set, wrap_set),
+        (lambda v: type(v) is range, lambda self, v: RangeVariable(v, source=self.source)),
+        (lambda v: isinstance(v, torch.nn.Module), wrap_module),
+        (is_torch_function, lambda self, v: TorchFunctionVariable(v, source=self.source)),
+        (is_builtin, lambda self, v: BuiltinVariable(v, source=self.source)),
+        (lambda v: isinstance(v, types.FunctionType), lambda self, v: UserFunctionVariable(v, source=self.source)),
+        (lambda v: isinstance(v, types.MethodType), wrap_method),
+        (lambda v: isinstance(v, types.ModuleType), lambda self, v: PythonModuleVariable(v, source=self.source)),
+        (lambda v: isinstance(v, type), lambda self, v: UserDefinedClassVariable(v, source=self.source)),
+        (lambda v: isinstance(v, types.CellType), wrap_cell),
+        (lambda v: isinstance(v, types.BuiltinFunctionType), lambda self, v: BuiltinVariable(v, source=self.source)),
+    ]

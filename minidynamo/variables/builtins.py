@@ -1,0 +1,426 @@
+"""Builtins and operators: one `call_function` protocol for `len`, `range`, `+`, `<` ... (chapter 3).
+
+`BuiltinVariable(fn)` wraps a builtin function or an `operator` function. The
+translator's BINARY_OP handler is nothing but
+`BuiltinVariable(operator.add).call_function(tx, [a, b], {})` (the `stack_op`
+idea of TorchDynamo), so every operator goes through the same three rules:
+
+1. all operands are immutable constants  -> fold now: `2 + 3` is `5`;
+2. an operand is a tensor                 -> add an FX node: `operator.add(x, 2)`;
+3. otherwise                              -> ask the left operand's tracker:
+   `operator.add(list, list)` is `ListVariable.dunder_add`.
+
+Other builtins have a handler each in `BUILTIN_HANDLERS` (a table, like
+Autodidax's `impl_rules`); builtins written in C that loop over their argument
+(`sum`, `any`, `all`, `functools.reduce`) are replaced by the Python
+`polyfills` and inlined.
+
+Compare with TorchDynamo: `torch/_dynamo/variables/builtin.py` (`BuiltinVariable`,
+`_call_min_max`, `call_len`, ...), which is 3,600 lines; the rules are the same.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import math
+import operator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Callable, Sequence
+
+import torch
+
+from minidynamo import polyfills
+from minidynamo.exc import Unsupported, graph_break
+from minidynamo.variables.base import VariableTracker, constant_values, method_handler_name, new_object_id
+from minidynamo.variables.constant import ConstantVariable, constant, fold
+from minidynamo.variables.dicts import ConstDictVariable, as_key, dict_items, set_from_values
+from minidynamo.variables.iterators import ListIteratorVariable
+from minidynamo.variables.lists import ListVariable, RangeVariable, SliceVariable, TupleVariable
+from minidynamo.variables.tensor import TensorVariable
+
+if TYPE_CHECKING:
+    from minidynamo.codegen import PyCodegen
+    from minidynamo.translator.base import InstructionTranslatorBase as Translator
+
+# operator function -> the dunder method that implements it on the left operand
+OPERATOR_DUNDERS: dict[Callable[..., Any], str] = {
+    operator.add: "__add__", operator.sub: "__sub__", operator.mul: "__mul__",
+    operator.truediv: "__truediv__", operator.floordiv: "__floordiv__",
+    operator.mod: "__mod__", operator.pow: "__pow__", operator.matmul: "__matmul__",
+    operator.and_: "__and__", operator.or_: "__or__", operator.xor: "__xor__",
+    operator.lshift: "__lshift__", operator.rshift: "__rshift__",
+    operator.iadd: "__iadd__", operator.isub: "__isub__", operator.imul: "__imul__",
+    operator.itruediv: "__itruediv__", operator.ifloordiv: "__ifloordiv__",
+    operator.imod: "__imod__", operator.ipow: "__ipow__", operator.imatmul: "__imatmul__",
+    operator.iand: "__iand__", operator.ior: "__ior__", operator.ixor: "__ixor__",
+    operator.ilshift: "__ilshift__", operator.irshift: "__irshift__",
+    operator.lt: "__lt__", operator.le: "__le__", operator.eq: "__eq__",
+    operator.ne: "__ne__", operator.gt: "__gt__", operator.ge: "__ge__",
+    operator.getitem: "__getitem__", operator.setitem: "__setitem__",
+    operator.delitem: "__delitem__", operator.contains: "__contains__",
+    operator.neg: "__neg__", operator.pos: "__pos__", operator.invert: "__invert__",
+    operator.abs: "__abs__",
+}
+
+# `x += y` falls back to `x = x + y` when x's type has no in-place method
+IN_PLACE_FALLBACK = {
+    "__iadd__": "__add__", "__isub__": "__sub__", "__imul__": "__mul__",
+    "__itruediv__": "__truediv__", "__ifloordiv__": "__floordiv__", "__imod__": "__mod__",
+    "__ipow__": "__pow__", "__imatmul__": "__matmul__", "__iand__": "__and__",
+    "__ior__": "__or__", "__ixor__": "__xor__", "__ilshift__": "__lshift__", "__irshift__": "__rshift__",
+}
+
+# `0 < x` is recorded as `x > 0`, as TorchDynamo does
+REFLECTED_COMPARISONS = {
+    operator.lt: operator.gt, operator.gt: operator.lt, operator.le: operator.ge,
+    operator.ge: operator.le, operator.eq: operator.eq, operator.ne: operator.ne,
+}
+
+# builtins written in C that loop: traced through a Python version instead
+POLYFILLS: dict[Callable[..., Any], Callable[..., Any]] = {
+    sum: polyfills.sum, any: polyfills.any, all: polyfills.all,
+    functools.reduce: polyfills.reduce,
+}
+
+# pure builtins that may run at trace time on constant arguments
+PURE_BUILTINS = frozenset({
+    abs, bool, chr, divmod, float, format, frozenset, hash, int, len, max, min, ord,
+    pow, repr, round, sorted, str, complex, bin, hex, oct, issubclass,
+})
+
+
+@dataclass(frozen=True, eq=False, repr=False)
+class BuiltinVariable(VariableTracker):
+    """A builtin function or type (`len`, `range`, `list`) or an `operator` function."""
+
+    fn: Callable[..., Any]
+
+    def python_type(self) -> type:
+        return type(self.fn)
+
+    def as_python_constant(self) -> Any:
+        return self.fn
+
+    def call_function(
+        self, tx: Translator, args: Sequence[VariableTracker], kwargs: dict[str, VariableTracker]
+    ) -> VariableTracker:
+        if self.fn in POLYFILLS:  # inlined, so lazy arguments stay lazy
+            from minidynamo.variables.functions import UserFunctionVariable
+
+            return UserFunctionVariable(POLYFILLS[self.fn]).call_function(tx, args, kwargs)
+        args = [arg.realize() for arg in args]
+        kwargs = {name: value.realize() for name, value in kwargs.items()}
+        handler = BUILTIN_HANDLERS.get(self.fn)
+        if handler is not None:
+            return call_handler(handler, tx, args, kwargs, self.fn.__name__)
+        if self.fn in OPERATOR_DUNDERS and not kwargs:
+            return call_operator(tx, self.fn, args)
+        values = constant_values([*args, *kwargs.values()])
+        if values is not None and (self.fn in PURE_BUILTINS or getattr(self.fn, "__module__", None) == "math"):
+            return fold(self.fn, values[: len(args)], dict(zip(kwargs, values[len(args):])))
+        graph_break("unsupported call", f"builtin {self.fn.__name__}() with arguments {args}")
+
+    def var_getattr(self, tx: Translator, name: str) -> VariableTracker:
+        from minidynamo.variables.builder import VariableBuilder
+
+        if not hasattr(self.fn, name):
+            graph_break("missing attribute", f"{self.fn.__name__} has no attribute {name!r}")
+        return VariableBuilder(tx.output, None)(getattr(self.fn, name))
+
+    def reconstruct(self, codegen: PyCodegen) -> None:
+        codegen.load_object(self.fn)
+
+    def __repr__(self) -> str:
+        return f"BuiltinVariable({self.fn.__name__})"
+
+
+def call_handler(
+    handler: Callable[..., VariableTracker],
+    tx: Translator,
+    args: Sequence[VariableTracker],
+    kwargs: dict[str, VariableTracker],
+    what: str,
+) -> VariableTracker:
+    """Call a handler, turning a wrong number of arguments into a clear break."""
+    try:
+        inspect.signature(handler).bind(tx, *args, **kwargs)
+    except TypeError as error:
+        graph_break("exception in traced code", f"{what}() called with bad arguments: {error}")
+    return handler(tx, *args, **kwargs)
+
+
+# ---------------------------------------------------------------------------
+# Operators: the three rules
+# ---------------------------------------------------------------------------
+
+
+def call_operator(tx: Translator, fn: Callable[..., Any], args: list[VariableTracker]) -> VariableTracker:
+    """`fn(*args)` for an `operator` function: fold, add a graph node, or dispatch."""
+    values = constant_values(args)
+    if values is not None and not any(arg.is_mutable() for arg in args):
+        return fold(fn, values, {})  # rule 1: constants fold
+    if any(isinstance(arg, TensorVariable) for arg in args):
+        return tensor_operator(tx, fn, args)  # rule 2: a graph node
+    dunder = OPERATOR_DUNDERS[fn]  # rule 3: the operand's own method
+    receiver, rest = args[0], args[1:]
+    if dunder in IN_PLACE_FALLBACK and not hasattr(receiver, method_handler_name(dunder)):
+        dunder = IN_PLACE_FALLBACK[dunder]
+    if not hasattr(receiver, method_handler_name(dunder)) and fn is operator.mul:
+        receiver, rest = args[1], args[:1]  # 3 * [x]: int has no list rule, list has
+    return receiver.call_method(tx, dunder, rest, {})
+
+
+def tensor_operator(tx: Translator, fn: Callable[..., Any], args: list[VariableTracker]) -> VariableTracker:
+    """An operator with a tensor operand becomes a `call_function` node."""
+    if fn is operator.contains:
+        graph_break("data-dependent value", "`in` on a tensor needs the tensor's data")
+    if fn in REFLECTED_COMPARISONS and not isinstance(args[0], TensorVariable):
+        fn, args = REFLECTED_COMPARISONS[fn], [args[1], args[0]]
+    return tx.output.create_node(tx, "call_function", fn, args, {})
+
+
+def identity_compare(left: VariableTracker, right: VariableTracker) -> bool:
+    """`left is right` at trace time (IS_OP), or a graph break if it cannot be known."""
+    left, right = left.realize(), right.realize()
+    if left.object_id is not None or right.object_id is not None:
+        return left.object_id == right.object_id
+    if isinstance(left, TensorVariable) and isinstance(right, TensorVariable):
+        return left.node is right.node
+    if left.is_python_constant() and right.is_python_constant():
+        return left.as_python_constant() is right.as_python_constant()
+    if isinstance(left, ConstantVariable) or isinstance(right, ConstantVariable):
+        return False  # a constant (None, ...) is never a tensor, a module or a function
+    graph_break("unsupported operator", f"`is` between {left} and {right}")
+
+
+def truth_value(tx: Translator, value: VariableTracker) -> bool:
+    """`bool(value)` at trace time: constants and container lengths are known; tensors are not."""
+    value = value.realize()
+    if isinstance(value, TensorVariable):
+        graph_break("data-dependent branch", "branching on a tensor's value (bool(tensor))")
+    if value.is_python_constant():
+        return bool(value.as_python_constant())
+    if hasattr(value, "dunder_len"):
+        return value.dunder_len(tx).as_python_constant() > 0
+    python_type = value.python_type()
+    if hasattr(python_type, "__bool__") or hasattr(python_type, "__len__"):
+        graph_break("unsupported Python feature", f"truth value of a {python_type.__name__} (chapter 6)")
+    return True  # functions, modules, plain objects are true
+
+
+# ---------------------------------------------------------------------------
+# Builtin handlers: one small function per builtin
+# ---------------------------------------------------------------------------
+
+
+def _len(tx: Translator, obj: VariableTracker) -> VariableTracker:
+    if isinstance(obj, TensorVariable):
+        return ConstantVariable(len(obj.example_value))
+    return obj.call_method(tx, "__len__", [], {})
+
+
+def _isinstance(tx: Translator, obj: VariableTracker, classes: VariableTracker) -> VariableTracker:
+    return ConstantVariable(issubclass(obj.python_type(), classes.as_python_constant()))
+
+
+def _callable(tx: Translator, obj: VariableTracker) -> VariableTracker:
+    return ConstantVariable(hasattr(obj.python_type(), "__call__"))
+
+
+def _type(tx: Translator, obj: VariableTracker) -> VariableTracker:
+    from minidynamo.variables.builder import VariableBuilder
+
+    return VariableBuilder(tx.output, None)(obj.python_type())
+
+
+def _getattr(tx: Translator, obj: VariableTracker, name: VariableTracker, default: VariableTracker | None = None) -> VariableTracker:
+    try:
+        return obj.var_getattr(tx, name.as_python_constant())
+    except Unsupported as error:
+        if default is None or error.kind.title != "missing attribute":
+            raise
+        return default
+
+
+def _hasattr(tx: Translator, obj: VariableTracker, name: VariableTracker) -> VariableTracker:
+    try:
+        obj.var_getattr(tx, name.as_python_constant())
+    except Unsupported as error:
+        if error.kind.title != "missing attribute":
+            raise
+        return ConstantVariable(False)
+    return ConstantVariable(True)
+
+
+def _setattr(tx: Translator, obj: VariableTracker, name: VariableTracker, value: VariableTracker) -> VariableTracker:
+    return obj.call_method(tx, "__setattr__", [name, value], {})
+
+
+def _range(tx: Translator, *args: VariableTracker) -> VariableTracker:
+    values = constant_values(args)
+    if values is None:
+        graph_break("unsupported call", f"range() of non-constant arguments {args}")
+    return RangeVariable(range(*values))
+
+
+def _slice(tx: Translator, *args: VariableTracker) -> VariableTracker:
+    parts = list(args) if len(args) > 1 else [ConstantVariable(None), *args]
+    parts += [ConstantVariable(None)] * (3 - len(parts))
+    return SliceVariable(*parts)
+
+
+def _iterator(items: Sequence[VariableTracker]) -> VariableTracker:
+    return ListIteratorVariable(tuple(items), 0, object_id=new_object_id())
+
+
+def _iter(tx: Translator, obj: VariableTracker) -> VariableTracker:
+    return obj.get_iterator(tx)
+
+
+def _next(tx: Translator, iterator: VariableTracker, default: VariableTracker | None = None) -> VariableTracker:
+    item = iterator.get_iterator(tx).next_variable(tx)
+    if item is None:
+        if default is None:
+            graph_break("exception in traced code", "StopIteration raised by next()")
+        return default
+    return item
+
+
+def _enumerate(tx: Translator, iterable: VariableTracker, start: VariableTracker | None = None) -> VariableTracker:
+    first = start.as_python_constant() if start is not None else 0
+    items = iterable.unpack_var_sequence(tx)
+    return _iterator([TupleVariable((ConstantVariable(i), item)) for i, item in enumerate(items, first)])
+
+
+def _zip(tx: Translator, *iterables: VariableTracker, strict: VariableTracker | None = None) -> VariableTracker:
+    columns = [iterable.unpack_var_sequence(tx) for iterable in iterables]
+    if strict is not None and strict.as_python_constant() and len({len(c) for c in columns}) > 1:
+        graph_break("exception in traced code", "zip(strict=True) of sequences of different lengths")
+    return _iterator([TupleVariable(tuple(row)) for row in zip(*columns)])
+
+
+def _map(tx: Translator, fn: VariableTracker, *iterables: VariableTracker) -> VariableTracker:
+    columns = [iterable.unpack_var_sequence(tx) for iterable in iterables]
+    return _iterator([fn.call_function(tx, list(row), {}) for row in zip(*columns)])
+
+
+def _filter(tx: Translator, fn: VariableTracker, iterable: VariableTracker) -> VariableTracker:
+    items = iterable.unpack_var_sequence(tx)
+    if fn.is_python_constant() and fn.as_python_constant() is None:
+        return _iterator([item for item in items if truth_value(tx, item)])
+    return _iterator([item for item in items if truth_value(tx, fn.call_function(tx, [item], {}))])
+
+
+def _reversed(tx: Translator, sequence: VariableTracker) -> VariableTracker:
+    return _iterator(list(reversed(sequence.unpack_var_sequence(tx))))
+
+
+def _list(tx: Translator, iterable: VariableTracker | None = None) -> VariableTracker:
+    items = iterable.unpack_var_sequence(tx) if iterable is not None else []
+    return ListVariable(tuple(items), object_id=new_object_id())
+
+
+def _tuple(tx: Translator, iterable: VariableTracker | None = None) -> VariableTracker:
+    return TupleVariable(tuple(iterable.unpack_var_sequence(tx)) if iterable is not None else ())
+
+
+def _dict(tx: Translator, other: VariableTracker | None = None, **kwargs: VariableTracker) -> VariableTracker:
+    items = dict_items(tx, other) if other is not None else {}
+    return ConstDictVariable({**items, **kwargs}, object_id=new_object_id())
+
+
+def _set(tx: Translator, iterable: VariableTracker | None = None) -> VariableTracker:
+    items = iterable.unpack_var_sequence(tx) if iterable is not None else []
+    return set_from_values([as_key(item) for item in items])
+
+
+def _bool(tx: Translator, value: VariableTracker | None = None) -> VariableTracker:
+    return ConstantVariable(value is not None and truth_value(tx, value))
+
+
+def _not(tx: Translator, value: VariableTracker) -> VariableTracker:
+    return ConstantVariable(not truth_value(tx, value))
+
+
+def _is(tx: Translator, left: VariableTracker, right: VariableTracker) -> VariableTracker:
+    return ConstantVariable(identity_compare(left, right))
+
+
+def _is_not(tx: Translator, left: VariableTracker, right: VariableTracker) -> VariableTracker:
+    return ConstantVariable(not identity_compare(left, right))
+
+
+def _abs(tx: Translator, value: VariableTracker) -> VariableTracker:
+    return call_operator(tx, operator.abs, [value])
+
+
+def _min_max(tx: Translator, *args: VariableTracker, pick: Callable[..., Any]) -> VariableTracker:
+    """min/max: constants fold; tensors become torch.minimum/maximum or torch.clamp."""
+    items = args[0].unpack_var_sequence(tx) if len(args) == 1 else list(args)
+    items = [item.realize() for item in items]
+    values = constant_values(items)
+    if values is not None:
+        return constant(pick(values))
+    result = items[0]
+    for item in items[1:]:
+        result = _min_max_pair(tx, pick, result, item)
+    return result
+
+
+def _min_max_pair(tx: Translator, pick: Callable[..., Any], a: VariableTracker, b: VariableTracker) -> VariableTracker:
+    if isinstance(a, TensorVariable) and isinstance(b, TensorVariable):
+        function = torch.maximum if pick is max else torch.minimum
+        return tx.output.create_node(tx, "call_function", function, [a, b], {})
+    tensor, other = (a, b) if isinstance(a, TensorVariable) else (b, a)
+    if not isinstance(tensor, TensorVariable) or not other.is_python_constant():
+        graph_break("unsupported call", f"{pick.__name__}() of {a} and {b}")
+    bound = "min" if pick is max else "max"
+    return tx.output.create_node(tx, "call_function", torch.clamp, [tensor], {bound: other})
+
+
+def _numeric_conversion(python_type: type) -> Callable[..., VariableTracker]:
+    """int(x), float(x), str(x): fold constants; a tensor's value is not known."""
+
+    def convert(tx: Translator, *args: VariableTracker) -> VariableTracker:
+        if any(isinstance(arg, TensorVariable) for arg in args):
+            graph_break("data-dependent value", f"{python_type.__name__}(tensor) needs the tensor's data")
+        values = constant_values(args)
+        if values is None:
+            graph_break("unsupported call", f"{python_type.__name__}() of {args}")
+        return fold(python_type, values, {})
+
+    return convert
+
+
+def _print(tx: Translator, *args: VariableTracker, **kwargs: VariableTracker) -> VariableTracker:
+    graph_break("unsupported call", "print() would write output while tracing")
+
+
+def _super(tx: Translator, *args: VariableTracker) -> VariableTracker:
+    graph_break("unsupported Python feature", "super() is not modelled yet")
+
+
+BUILTIN_HANDLERS: dict[Callable[..., Any], Callable[..., VariableTracker]] = {
+    len: _len, isinstance: _isinstance, callable: _callable, type: _type,
+    getattr: _getattr, hasattr: _hasattr, setattr: _setattr,
+    range: _range, slice: _slice, iter: _iter, next: _next,
+    enumerate: _enumerate, zip: _zip, map: _map, filter: _filter, reversed: _reversed,
+    list: _list, tuple: _tuple, dict: _dict, set: _set,
+    bool: _bool, operator.not_: _not, operator.truth: _bool,
+    operator.is_: _is, operator.is_not: _is_not, abs: _abs,
+    min: functools.partial(_min_max, pick=min), max: functools.partial(_min_max, pick=max),
+    int: _numeric_conversion(int), float: _numeric_conversion(float),
+    str: _numeric_conversion(str), print: _print, super: _super,
+}
+
+
+def is_builtin(value: Any) -> bool:
+    """Whether the builder should wrap `value` as a BuiltinVariable."""
+    try:
+        return (
+            value in BUILTIN_HANDLERS or value in OPERATOR_DUNDERS or value in POLYFILLS
+            or value in PURE_BUILTINS or getattr(value, "__module__", None) == "math"
+        )
+    except TypeError:  # unhashable
+        return False

@@ -1,0 +1,114 @@
+"""nn.Module: calls are inlined, parameters and buffers become graph inputs (chapter 3).
+
+`self.fc(x)` does not record a "call Linear" node: the tracer inlines
+`Linear.forward`, which calls `F.linear(input, self.weight, self.bias)`, a
+torch function and therefore a graph node. Reading `self.weight` wraps the real
+parameter with the source `L['self']._modules['fc']._parameters['weight']`, so
+it becomes the graph input `L_self_modules_fc_parameters_weight_`, the very
+name torch.compile gives it. Containers (`nn.Sequential`, `nn.ModuleList`)
+work the same way: their Python `__iter__`, `__len__`, `__getitem__` are inlined.
+
+Modules with hooks graph break (hooks are user code run around `forward`).
+
+Compare with TorchDynamo: `torch/_dynamo/variables/nn_module.py`
+(`NNModuleVariable`, `UnspecializedNNModuleVariable`); 2.13 inlines module
+calls and lifts parameters to graph inputs, as we do.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Sequence
+
+import torch
+from torch.nn.modules import module as module_internals
+
+from minidynamo.exc import graph_break
+from minidynamo.sources import module_buffer_source, module_parameter_source, submodule_source
+from minidynamo.variables.base import VariableTracker
+from minidynamo.variables.constant import ConstantVariable
+from minidynamo.variables.user_defined import object_attribute
+
+if TYPE_CHECKING:
+    from minidynamo.translator.base import InstructionTranslatorBase as Translator
+
+# Where nn.Module keeps the state that becomes graph inputs, and how each is sourced.
+MODULE_STATE = (
+    ("_parameters", module_parameter_source),
+    ("_buffers", module_buffer_source),
+    ("_modules", submodule_source),
+)
+
+
+def has_hooks(module: torch.nn.Module) -> bool:
+    """Whether calling the module runs hooks around `forward`."""
+    own = (
+        module._forward_hooks, module._forward_pre_hooks, module._backward_hooks,
+        module._backward_pre_hooks,
+    )
+    global_hooks = (
+        module_internals._global_forward_hooks, module_internals._global_forward_pre_hooks,
+        module_internals._global_backward_hooks, module_internals._global_backward_pre_hooks,
+    )
+    return any(own) or any(global_hooks)
+
+
+@dataclass(frozen=True, eq=False, repr=False)
+class NNModuleVariable(VariableTracker):
+    """A torch.nn.Module from outside the frame; `attributes` holds writes made while tracing."""
+
+    module: torch.nn.Module
+    attributes: dict[str, VariableTracker] = field(default_factory=dict)
+    children_fields = ("attributes",)
+
+    def python_type(self) -> type:
+        return type(self.module)
+
+    def var_getattr(self, tx: Translator, name: str) -> VariableTracker:
+        from minidynamo.variables.builder import VariableBuilder
+
+        if name in self.attributes:
+            return self.attributes[name]
+        for state_name, make_source in MODULE_STATE:
+            state = self.module.__dict__.get(state_name, {})
+            if name in state and name not in self.module.__dict__:
+                source = make_source(self.source, name) if self.source else None
+                if state[name] is None:
+                    return ConstantVariable(None)  # e.g. a Linear without bias
+                return VariableBuilder(tx.output, source)(state[name])
+        return object_attribute(tx, self, self.module, type(self.module), name)
+
+    def call_function(
+        self, tx: Translator, args: Sequence[VariableTracker], kwargs: dict[str, VariableTracker]
+    ) -> VariableTracker:
+        if has_hooks(self.module):
+            graph_break("unsupported call", f"calling {type(self.module).__name__} with hooks registered")
+        if type(self.module).__call__ is not torch.nn.Module.__call__:
+            return self.var_getattr(tx, "__call__").call_function(tx, args, kwargs)
+        return self.var_getattr(tx, "forward").call_function(tx, args, kwargs)
+
+    def call_method(
+        self, tx: Translator, name: str, args: Sequence[VariableTracker], kwargs: dict[str, VariableTracker]
+    ) -> VariableTracker:
+        if name == "__setattr__":
+            return self.set_attribute(tx, args[0].as_python_constant(), args[1])
+        return self.var_getattr(tx, name).call_function(tx, args, kwargs)
+
+    def set_attribute(self, tx: Translator, name: str, value: VariableTracker) -> VariableTracker:
+        """`self.name = value`: a new version of the module, replayed with setattr later."""
+        value = value.realize()
+        if isinstance(value, NNModuleVariable) or name in self.module._modules:
+            graph_break("unsupported mutation", f"assigning a submodule to {type(self.module).__name__}.{name}")
+        tx.output.side_effects.mutate(self.clone(attributes={**self.attributes, name: value}))
+        return ConstantVariable(None)
+
+    def get_iterator(self, tx: Translator) -> VariableTracker:
+        return self.call_method(tx, "__iter__", [], {}).get_iterator(tx)
+
+    def unpack_var_sequence(self, tx: Translator) -> list[VariableTracker]:
+        return self.get_iterator(tx).unpack_var_sequence(tx)
+
+    def __repr__(self) -> str:
+        return f"NNModuleVariable({type(self.module).__name__})"
+
+

@@ -1,0 +1,89 @@
+"""Torch functions: `torch.relu`, `F.linear`, `torch.ones` ... become graph nodes (chapter 3).
+
+A function from torch's public namespaces is not inlined: the call itself is
+recorded as a `call_function` node of the FX graph, whose example value comes
+from running the function on FakeTensors. If the result holds no tensor
+(`torch.is_tensor(x)`, `torch.get_default_dtype()`) it is a constant instead,
+and no node is added.
+
+Functions that change torch's global state (`torch.manual_seed`,
+`torch.set_default_dtype`) would change it *while tracing*: they graph break.
+
+Compare with TorchDynamo: `torch/_dynamo/variables/torch.py`
+(`TorchInGraphFunctionVariable`) and `trace_rules.py`, whose long
+allow-list plays the role of `is_torch_function`.
+"""
+
+from __future__ import annotations
+
+import functools
+import types
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Callable, Sequence
+
+import torch
+
+from minidynamo.exc import graph_break
+from minidynamo.variables.base import VariableTracker
+
+if TYPE_CHECKING:
+    from minidynamo.codegen import PyCodegen
+    from minidynamo.translator.base import InstructionTranslatorBase as Translator
+
+
+def _torch_namespaces() -> tuple[types.ModuleType, ...]:
+    return (
+        torch, torch.nn.functional, torch.special, torch.linalg, torch.fft,
+        torch._C._nn, torch._C._VariableFunctions, torch._C._linalg,
+        torch._C._special, torch._C._fft,
+    )
+
+
+@functools.cache
+def _in_graph_function_ids() -> frozenset[int]:
+    """Identities of the callables of torch's public namespaces (computed once)."""
+    return frozenset(
+        id(value)
+        for namespace in _torch_namespaces()
+        for value in vars(namespace).values()
+        if callable(value) and not isinstance(value, type)
+    )
+
+
+def is_torch_function(value: Any) -> bool:
+    """Whether calling `value` should become a `call_function` node."""
+    return id(value) in _in_graph_function_ids()
+
+
+# Calls that would change torch's global state while tracing.
+GLOBAL_STATE_NAMES = frozenset({
+    "manual_seed", "seed", "initial_seed", "compile", "save", "load",
+    "use_deterministic_algorithms", "set_num_threads", "set_num_interop_threads",
+})
+
+
+@dataclass(frozen=True, eq=False, repr=False)
+class TorchFunctionVariable(VariableTracker):
+    """A torch function called into the graph."""
+
+    fn: Callable[..., Any]
+
+    def python_type(self) -> type:
+        return type(self.fn)
+
+    def as_python_constant(self) -> Any:
+        return self.fn
+
+    def call_function(
+        self, tx: Translator, args: Sequence[VariableTracker], kwargs: dict[str, VariableTracker]
+    ) -> VariableTracker:
+        name = getattr(self.fn, "__name__", "")
+        if name in GLOBAL_STATE_NAMES or name.startswith("set_"):
+            graph_break("global side effect", f"torch.{name}() changes global state")
+        return tx.output.create_node(tx, "call_function", self.fn, args, kwargs)
+
+    def reconstruct(self, codegen: PyCodegen) -> None:
+        codegen.load_object(self.fn)
+
+    def __repr__(self) -> str:
+        return f"TorchFunctionVariable({getattr(self.fn, '__name__', self.fn)})"

@@ -1,0 +1,239 @@
+"""User-defined classes and objects: attributes are read statically, methods inlined (chapter 3).
+
+Reading `obj.scale` must not run user code while tracing, so attributes are
+found the way Python's own lookup would find them, but without calling
+anything: `inspect.getattr_static`. What is found decides the tracker:
+
+- an instance attribute                -> the builder wraps it (source `obj.scale`)
+- a function on the class              -> a `UserMethodVariable`, inlined when called
+- a `property`                         -> its getter is inlined now
+- `staticmethod` / `classmethod`       -> the function, unbound / bound to the class
+
+Writing `obj.count = 1` makes a new version of the object's tracker with the
+attribute recorded; for an object that exists outside the frame, it is a side
+effect replayed after the graph. Objects created while tracing (`Point(1, 2)`)
+run their `__init__` inlined and are rebuilt in the output code if they escape.
+
+Compare with TorchDynamo: `torch/_dynamo/variables/user_defined.py`
+(`UserDefinedClassVariable`, `UserDefinedObjectVariable`, `var_getattr`).
+"""
+
+from __future__ import annotations
+
+import inspect
+import types
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Sequence
+
+import torch
+
+from minidynamo.exc import graph_break
+from minidynamo.sources import AttrSource
+from minidynamo.variables.base import VariableTracker, new_object_id
+from minidynamo.variables.constant import ConstantVariable
+
+if TYPE_CHECKING:
+    from minidynamo.codegen import PyCodegen
+    from minidynamo.translator.base import InstructionTranslatorBase as Translator
+
+_MISSING = object()
+
+
+def is_data_descriptor(attribute: Any) -> bool:
+    """Properties and other descriptors with __set__ win over the instance dict."""
+    return hasattr(type(attribute), "__set__") or hasattr(type(attribute), "__delete__")
+
+
+def class_attribute(
+    tx: Translator, obj: VariableTracker, cls: type, name: str, attribute: Any
+) -> VariableTracker:
+    """`obj.name` when `name` was found on the class (statically) as `attribute`."""
+    from minidynamo.variables.builder import VariableBuilder
+    from minidynamo.variables.functions import UserFunctionVariable, UserMethodVariable
+
+    source = AttrSource(obj.source, name) if obj.source else None
+    if isinstance(attribute, staticmethod):
+        return VariableBuilder(tx.output, None)(attribute.__func__)
+    if isinstance(attribute, classmethod):
+        owner = VariableBuilder(tx.output, None)(cls)
+        return UserMethodVariable(attribute.__func__, owner)
+    if isinstance(attribute, property):
+        if attribute.fget is None or not isinstance(attribute.fget, types.FunctionType):
+            graph_break("unsupported attribute", f"property {name!r} has no Python getter")
+        return UserFunctionVariable(attribute.fget).call_function(tx, [obj], {})
+    if isinstance(attribute, types.FunctionType):
+        return UserMethodVariable(attribute, obj, source=source)
+    if hasattr(type(attribute), "__get__") and not isinstance(attribute, type):
+        graph_break("unsupported attribute", f"{cls.__name__}.{name} is a {type(attribute).__name__} descriptor")
+    return VariableBuilder(tx.output, source)(attribute)
+
+
+def object_attribute(
+    tx: Translator, obj: VariableTracker, value: Any, cls: type, name: str
+) -> VariableTracker:
+    """Python's attribute lookup for an existing object `value`, done statically."""
+    from minidynamo.variables.builder import VariableBuilder
+
+    attribute = _lookup_static(cls, name)
+    if attribute is not _MISSING and is_data_descriptor(attribute):
+        return class_attribute(tx, obj, cls, name, attribute)
+    instance_dict = getattr(value, "__dict__", {}) if value is not None else {}
+    if name in instance_dict:
+        source = AttrSource(obj.source, name) if obj.source else None
+        return VariableBuilder(tx.output, source)(instance_dict[name])
+    if attribute is not _MISSING:
+        return class_attribute(tx, obj, cls, name, attribute)
+    if _lookup_static(cls, "__getattr__") is not _MISSING and cls.__getattr__ is not torch.nn.Module.__getattr__:
+        graph_break("unsupported attribute", f"{cls.__name__} defines __getattr__ (reading {name!r})")
+    graph_break("missing attribute", f"{cls.__name__} object has no attribute {name!r}")
+
+
+def _lookup_static(cls: type, name: str) -> Any:
+    try:
+        return inspect.getattr_static(cls, name)
+    except AttributeError:
+        return _MISSING
+
+
+@dataclass(frozen=True, eq=False, repr=False)
+class UserDefinedClassVariable(VariableTracker):
+    """A class: used in isinstance checks, read for class attributes, or called."""
+
+    cls: type
+
+    def python_type(self) -> type:
+        return type(self.cls)
+
+    def as_python_constant(self) -> Any:
+        return self.cls
+
+    def var_getattr(self, tx: Translator, name: str) -> VariableTracker:
+        from minidynamo.variables.builder import VariableBuilder
+        from minidynamo.variables.functions import UserMethodVariable
+
+        attribute = _lookup_static(self.cls, name)
+        if attribute is _MISSING:
+            graph_break("missing attribute", f"class {self.cls.__name__} has no attribute {name!r}")
+        if isinstance(attribute, staticmethod):
+            attribute = attribute.__func__
+        elif isinstance(attribute, classmethod):
+            return UserMethodVariable(attribute.__func__, self)
+        elif hasattr(type(attribute), "__get__") and not isinstance(attribute, (types.FunctionType, type)):
+            graph_break("unsupported attribute", f"{self.cls.__name__}.{name} is a descriptor")
+        source = AttrSource(self.source, name) if self.source else None
+        return VariableBuilder(tx.output, source)(attribute)
+
+    def call_function(
+        self, tx: Translator, args: Sequence[VariableTracker], kwargs: dict[str, VariableTracker]
+    ) -> VariableTracker:
+        from minidynamo.variables.lists import NamedTupleVariable, SizeVariable
+
+        if self.cls is torch.Size:
+            return SizeVariable(tuple(args[0].unpack_var_sequence(tx)))
+        if issubclass(self.cls, tuple) and hasattr(self.cls, "_fields"):
+            return NamedTupleVariable(tuple(_namedtuple_items(self.cls, args, kwargs)), tuple_class=self.cls)
+        if _is_plain_class(self.cls):
+            return _construct(tx, self, args, kwargs)
+        graph_break("unsupported call", f"constructing a {self.cls.__name__} while tracing")
+
+    def reconstruct(self, codegen: PyCodegen) -> None:
+        codegen.load_object(self.cls)
+
+    def __repr__(self) -> str:
+        return f"UserDefinedClassVariable({self.cls.__name__})"
+
+
+def _namedtuple_items(cls: type, args: Sequence[VariableTracker], kwargs: dict[str, VariableTracker]) -> list[VariableTracker]:
+    """Positional and keyword arguments of a namedtuple, in field order, with defaults."""
+    from minidynamo.variables.constant import constant
+
+    values = dict(zip(cls._fields, args))
+    values.update(kwargs)
+    for name, default in cls._field_defaults.items():
+        values.setdefault(name, constant(default))
+    if set(values) != set(cls._fields):
+        graph_break("exception in traced code", f"{cls.__name__}() got fields {sorted(values)}")
+    return [values[name] for name in cls._fields]
+
+
+def _is_plain_class(cls: type) -> bool:
+    """A class whose instances we can make symbolically: object.__new__ and a Python __init__."""
+    return (
+        type(cls) is type
+        and cls.__new__ is object.__new__
+        and not issubclass(cls, (torch.nn.Module, torch.Tensor, BaseException))
+        and (cls.__init__ is object.__init__ or isinstance(cls.__init__, types.FunctionType))
+        and cls.__setattr__ is object.__setattr__
+        and "__slots__" not in vars(cls)
+    )
+
+
+def _construct(
+    tx: Translator, class_variable: UserDefinedClassVariable, args: Sequence[VariableTracker], kwargs: dict[str, VariableTracker]
+) -> VariableTracker:
+    """`cls(*args)`: a new object tracker, then its `__init__` inlined."""
+    from minidynamo.variables.functions import UserFunctionVariable
+
+    cls = class_variable.cls
+    obj = UserDefinedObjectVariable(None, cls, object_id=new_object_id())
+    tx.output.side_effects.track_new(obj)
+    if cls.__init__ is not object.__init__:
+        UserFunctionVariable(cls.__init__).call_function(tx, [obj, *args], kwargs)
+    elif args or kwargs:
+        graph_break("exception in traced code", f"{cls.__name__}() takes no arguments")
+    return tx.output.side_effects.latest(obj)
+
+
+@dataclass(frozen=True, eq=False, repr=False)
+class UserDefinedObjectVariable(VariableTracker):
+    """An instance of a user class. `value` is the real object (None if made while tracing);
+    `attributes` holds attribute writes made while tracing, newest first in lookup."""
+
+    value: Any
+    cls: type
+    attributes: dict[str, VariableTracker] = field(default_factory=dict)
+    children_fields = ("attributes",)
+
+    def python_type(self) -> type:
+        return self.cls
+
+    def var_getattr(self, tx: Translator, name: str) -> VariableTracker:
+        if name in self.attributes:
+            return self.attributes[name]
+        if name == "__class__":
+            return UserDefinedClassVariable(self.cls)
+        return object_attribute(tx, self, self.value, self.cls, name)
+
+    def call_method(
+        self, tx: Translator, name: str, args: Sequence[VariableTracker], kwargs: dict[str, VariableTracker]
+    ) -> VariableTracker:
+        if name == "__setattr__" and self.cls.__setattr__ is object.__setattr__:
+            attribute_name = args[0].as_python_constant()
+            tx.output.side_effects.mutate(self.clone(attributes={**self.attributes, attribute_name: args[1]}))
+            return ConstantVariable(None)
+        return self.var_getattr(tx, name).call_function(tx, args, kwargs)
+
+    def call_function(
+        self, tx: Translator, args: Sequence[VariableTracker], kwargs: dict[str, VariableTracker]
+    ) -> VariableTracker:
+        return self.var_getattr(tx, "__call__").call_function(tx, args, kwargs)
+
+    def get_iterator(self, tx: Translator) -> VariableTracker:
+        return self.call_method(tx, "__iter__", [], {}).get_iterator(tx)
+
+    def unpack_var_sequence(self, tx: Translator) -> list[VariableTracker]:
+        return self.get_iterator(tx).unpack_var_sequence(tx)
+
+    def reconstruct(self, codegen: PyCodegen) -> None:
+        """A new object escapes: `object.__new__(cls)`, then its attributes are set."""
+        codegen.load_object(object.__new__)
+        codegen.load_object(self.cls)
+        codegen.call_function(1)
+        for name, value in self.attributes.items():
+            codegen.append("COPY", arg=1)
+            codegen(value)
+            codegen.append("SWAP", arg=2)
+            codegen.append("STORE_ATTR", argval=name)
+
+    def __repr__(self) -> str:
+        return f"UserDefinedObjectVariable({self.cls.__name__})"

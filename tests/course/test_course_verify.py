@@ -1,0 +1,55 @@
+"""verify: it passes on a sound chapter and names each kind of unsound one."""
+
+from course_helpers import course
+
+
+def test_verify_passes_on_the_fixture(repo):
+    run = course(repo, "verify")
+    assert run.returncode == 0, run.stdout + run.stderr
+    for line in ["ok    generated files are fresh", "ok    the solutions pass all 7 graded tests",
+                 "ok    every task has graded tests", "ok    ch01.3 stubbed: its 1 test(s) fail",
+                 "ok    bad submission wrong_add loses exactly ch01.1",
+                 "verify: all checks hold (2 chapter(s), 9 pytest runs"]:
+        assert line in run.stdout
+
+
+def test_verify_names_every_problem(repo):
+    tests = repo / "exercises/ch01/test_ops.py"
+    tests.write_text(tests.read_text() + '''
+
+@pytest.mark.task("ch01.2")
+def test_that_grades_nothing():
+    assert True
+''')
+    manifest = repo / "exercises/ch02/manifest.toml"
+    manifest.write_text(manifest.read_text() + '''
+[[task]]
+id = "ch02.3"
+target = "toydynamo.ops:apply"
+points = 1
+title = "Untested"
+''')
+    (repo / "tests/course/bad/wrong_add/expect.toml").write_text(
+        'chapter = 1\nlose = ["ch01.2"]\n')
+    solution = repo / "solutions/ch01/ops.py"
+    solution.write_text(solution.read_text().replace("return 0", "return 7"))
+    run = course(repo, "verify")
+    assert run.returncode == 1
+    for line in [
+        "FAIL  stale   solutions/ch01/ops.py",
+        "FAIL  stale   exercises/ch01/.checksums.json",
+        "FAIL  missing exercises/ch02/ops.py",
+        "FAIL  the solutions fail exercises/ch01/test_ops.py::test_zero: assert 7 == 0",
+        "FAIL  ch01.2 stubbed: a stub passes test exercises/ch01/test_ops.py::test_that_grades_nothing",
+        "FAIL  no graded test is marked with ch02.3",
+        "FAIL  bad submission wrong_add should lose ch01.2 but scores full points on it",
+        "FAIL  bad submission wrong_add also loses ch01.1",
+    ]:
+        assert line in run.stdout, line
+    assert "problem(s)" in run.stdout
+
+
+def test_verify_one_chapter(repo):
+    run = course(repo, "verify", "ch02", "--jobs", "1")
+    assert run.returncode == 0
+    assert "ch01" not in run.stdout and "3 pytest runs" in run.stdout
