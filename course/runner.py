@@ -184,7 +184,8 @@ def _merge_junit(by_node: dict[str, TestResult], junit: Path) -> None:
         test.outcome = {"failure": "failed", "error": "error", "skipped": "skipped",
                         None: "passed"}[verdict]
         if verdict is not None:
-            test.message = tags[verdict].get("message", "") or test.message
+            message = tags[verdict].get("message", "").strip()
+            test.message = message.splitlines()[0][:500] if message else test.message
             test.output = tags[verdict].text or ""
         captured = _captured(tags.get("system-out"))
         if captured and not test.passed:

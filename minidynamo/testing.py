@@ -1,29 +1,46 @@
 """Testing helpers: compare minidynamo with torch.compile, eager PyTorch and CPython.
 
-Every test of the package and every graded exercise asks the same question: *does
+Every test of the package and every graded exercise asks one question: *does
 minidynamo do what the real thing does?* The real thing is computed in the same run,
 never written down by hand:
 
-* CPython (and eager PyTorch) gives the values a function must return and the side
-  effects it must leave on its inputs;
+* CPython / eager PyTorch gives the values a function must return and the state it
+  must leave its inputs in (side effects applied exactly once);
 * ``torch.compile`` (TorchDynamo) gives the graphs minidynamo must capture.
 
-The helpers, in the order a test meets them:
+The helpers, in the order a test meets them::
 
-``CompileCounter``
-    a backend that counts the graphs (``frame_count``) and their operations
-    (``op_count``), like ``torch._dynamo.testing.CompileCounter``.
-``RecordingBackend``
-    a backend that keeps every ``GraphModule`` and its example inputs.
-``normalize_graph(gm)``
-    a graph as comparable data: ``[("placeholder", "L_x_"), ("call_function",
-    "torch.relu"), ("call_method", "sum"), ...]``.
-``compare_with_torch(fn, *args, **kwargs)``
-    runs ``fn`` eagerly, under ``torch.compile`` and under ``minidynamo.compile`` and
-    returns a ``Comparison`` whose ``.ok`` says whether they agree and whose
-    ``.report()`` says, in words, where they do not.
-``assert_same_as_torch(fn, *args, **kwargs)``
-    the same, as a test assertion.
+    assert_same_as_torch(fn, *args, **kwargs)        # the one-line graded test
+    comparison = compare_with_torch(fn, *args, **kwargs)
+    comparison.ok, comparison.differences, print(comparison.report())
+
+Backends (both follow torch's protocol ``(gm, example_inputs) -> callable``):
+
+``CompileCounter``    counts graphs (``frame_count``) and call nodes (``op_count``)
+``RecordingBackend``  keeps every ``GraphModule`` and its example inputs
+
+Graphs as data:
+
+``normalize_graph(gm)``    ``[("placeholder", "L_x_"), ("call_function", "torch.relu"),
+                           ("call_method", "sum"), ...]``
+``placeholder_names(gm)``  ``["L_x_", "L_self_modules_fc_parameters_weight_"]``
+``graph_signature(gm)``    the same with every node's arguments
+``target_name(target)``    ``operator.add``, ``torch._C._nn.linear``, ...
+
+Values: ``describe_difference(expected, actual)`` (None, or where they differ) and
+``assert_same_value``.
+
+Runs, for tests that reuse or cache them: ``run_eager``, ``run_torch``,
+``run_minidynamo`` take a function and a list of ``Call``\ s and return a
+``RunResult``; ``compare_runs(eager, torch_run, minidynamo_run)`` makes the
+``Comparison``; ``compare_with_eager`` checks one run's values and side effects.
+``compare_calls_with_torch`` compares several calls (recompilations).
+
+Trace logs: ``torch_trace_log`` / ``minidynamo_trace_log`` capture the
+``trace_bytecode`` logs as ``TraceLine``\ s; ``trace_opnames`` lists their opcodes.
+
+``strict_mode()`` sets ``minidynamo.config.strict`` for a ``with`` block (the runs
+above use it by default): an internal error then raises instead of falling back.
 
 Import layering: this module sits on top of the package. It imports torch at import
 time and ``minidynamo.api`` only inside functions, so importing it never drags the
@@ -51,8 +68,8 @@ import torch.fx
 
 __all__ = [
     "Call",
-    "CompileCounter",
     "Comparison",
+    "CompileCounter",
     "Difference",
     "RecordingBackend",
     "RunResult",
@@ -65,6 +82,7 @@ __all__ = [
     "compare_with_torch",
     "describe_difference",
     "graph_signature",
+    "minidynamo_trace_log",
     "normalize_graph",
     "placeholder_names",
     "run_eager",
@@ -72,7 +90,6 @@ __all__ = [
     "run_torch",
     "strict_mode",
     "target_name",
-    "minidynamo_trace_log",
     "torch_trace_log",
     "trace_opnames",
 ]
@@ -249,10 +266,11 @@ def _describe(expected: Any, actual: Any, path: str, seen: set) -> str | None:
     if _same_namedtuple_shape(expected, actual):  # e.g. a namedtuple class made per call
         return _describe_sequence(expected, actual, path, seen)
     if type(expected) is not type(actual):
-        return f"{path}: expected {_short(expected)} ({type(expected).__name__}), got {_short(actual)} ({type(actual).__name__})"
-    if id(expected) in seen:  # a cycle: already being compared further up
+        expected_type, actual_type = type(expected).__name__, type(actual).__name__
+        return f"{path}: expected {_short(expected)} ({expected_type}), got {_short(actual)} ({actual_type})"
+    if (id(expected), id(actual)) in seen:  # a cycle, or a pair already compared
         return None
-    seen.add(id(expected))
+    seen.add((id(expected), id(actual)))
     if isinstance(expected, torch.Tensor):
         return _describe_tensor(expected, actual, path)
     if isinstance(expected, torch.nn.Module):

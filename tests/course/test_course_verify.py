@@ -39,7 +39,7 @@ title = "Untested"
         "FAIL  stale   solutions/ch01/ops.py",
         "FAIL  stale   exercises/ch01/.checksums.json",
         "FAIL  missing exercises/ch02/ops.py",
-        "FAIL  the solutions fail exercises/ch01/test_ops.py::test_zero: assert 7 == 0",
+        "FAIL  the solutions fail exercises/ch01/test_ops.py::test_zero: AssertionError: assert 7 == 0\n",
         "FAIL  ch01.2 stubbed: a stub passes test exercises/ch01/test_ops.py::test_that_grades_nothing",
         "FAIL  no graded test is marked with ch02.3",
         "FAIL  bad submission wrong_add should lose ch01.2 but scores full points on it",
