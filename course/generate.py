@@ -241,7 +241,8 @@ def _orphans(chapter: Chapter, outputs: Outputs) -> list[Path]:
     orphans = [path for path in sorted(chapter.solution_directory.glob("*.py"))
                if path.name not in outputs.solutions]
     for path in sorted(chapter.directory.glob("*.py")):
-        if path.name in outputs.stubs or path.name.startswith("test_") or path.name == "conftest.py":
+        if path.name in outputs.stubs or path.name.startswith("test_") \
+                or path.name == "conftest.py":
             continue
         if GENERATED_BY in path.read_text(encoding="utf-8"):
             orphans.append(path)
@@ -264,7 +265,8 @@ def generate(chapters: list[Chapter], *, force: bool = False) -> Report:
                            f"(your edits?); use --force to overwrite it", failed=True)
             elif state != "fresh":
                 _write(path, text)
-                report.add(f"wrote   {path.relative_to(root)}" + (" (edits overwritten)" if state == "edited" else ""))
+                note = " (edits overwritten)" if state == "edited" else ""
+                report.add(f"wrote   {path.relative_to(root)}{note}")
         for name, text in outputs.solutions.items():
             _write_if_changed(chapter.solution_directory / name, text, root, report)
         _write_if_changed(chapter.directory / CHECKSUMS, outputs.checksums, root, report)
@@ -273,7 +275,8 @@ def generate(chapters: list[Chapter], *, force: bool = False) -> Report:
                 path.unlink()
                 report.add(f"removed {path.relative_to(root)} (no longer an exercise)")
             else:
-                report.add(f"note    {path.relative_to(root)} is no longer an exercise; kept (edited)")
+                report.add(f"note    {path.relative_to(root)} is no longer an exercise; "
+                           f"kept (edited)")
     return report
 
 

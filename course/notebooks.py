@@ -37,7 +37,8 @@ impl = os.environ.get("{variable}", "student")  # CI runs the notebooks with "so
 if not (root / "exercises" / "{chapter}" / "manifest.toml").is_file():
     print("{chapter} has no graded exercises yet.")
 else:
-    command = [sys.executable, "-m", "pytest", "-q", "--no-header", "exercises/{chapter}", f"--impl={{impl}}"]
+    command = [sys.executable, "-m", "pytest", "-q", "--no-header", "--color=no",
+               "exercises/{chapter}", f"--impl={{impl}}"]
     run = subprocess.run(command, cwd=root, capture_output=True, text=True)
     print("$", "pytest -q exercises/{chapter}", f"--impl={{impl}}")
     print("\\n".join((run.stdout + run.stderr).strip().splitlines()[-25:]))

@@ -59,8 +59,8 @@ cd "$AUTOGRADER/source"
     --out "$AUTOGRADER/results"
 if [ ! -f "$AUTOGRADER/results/results.json" ]; then
     mkdir -p "$AUTOGRADER/results"
-    echo '{{"score": 0, "output": "The autograder failed before it could grade; please tell the course staff."}}' \\
-        > "$AUTOGRADER/results/results.json"
+    echo '{{"score": 0, "output": "The autograder failed before it could grade; '\\
+'please tell the course staff."}}' > "$AUTOGRADER/results/results.json"
 fi
 """
 
@@ -80,7 +80,8 @@ def repo_files(root: Path) -> list[str]:
 
 def _skipped(name: str) -> bool:
     parts = name.split("/")
-    return any(p in SKIP_DIRS or p.endswith(".egg-info") for p in parts[:-1]) or name.endswith(".pyc")
+    in_skipped_dir = any(p in SKIP_DIRS or p.endswith(".egg-info") for p in parts[:-1])
+    return in_skipped_dir or name.endswith(".pyc")
 
 
 def requirements(root: Path) -> tuple[str, list[str]]:
@@ -146,7 +147,8 @@ def import_submission(root: Path, submission: Path) -> int:
     root, submission = Path(root), Path(submission)
     chapters = load_chapters(root)
     candidates = [p for p in submission.rglob("*.py") if "__pycache__" not in p.parts]
-    wanted = sorted({(chapter.name, task.file_name) for chapter in chapters for task in chapter.tasks})
+    wanted = sorted({(chapter.name, task.file_name)
+                     for chapter in chapters for task in chapter.tasks})
     names = [name for _, name in wanted]
     used = set()
     for chapter, name in wanted:

@@ -84,7 +84,8 @@ def choose(chapters: list[Chapter], impl: str, *, stub_task: str | None = None,
         for module, tasks in chapter.modules().items():
             if stub_task is not None:
                 solution = impl_file(chapter, module, "solution")
-                stub = impl_file(chapter, module, "stub") if any(t.id == stub_task for t in tasks) else None
+                stubbed = any(task.id == stub_task for task in tasks)
+                stub = impl_file(chapter, module, "stub") if stubbed else None
                 choices += [(task, stub if task.id == stub_task else solution) for task in tasks]
             else:
                 chosen = impl_file(chapter, module, impl, impl_dir)
@@ -187,8 +188,8 @@ def swap(mapping: dict[int, tuple[object, object]], roots: list[dict], packages:
             pair = mapping.get(id(value))
             if pair is not None and pair[0] is value:
                 put(key, pair[1])
-            elif depth < 3 and (isinstance(value, (dict, list)) or (
-                    isinstance(value, type) and _owned(getattr(value, "__module__", None), packages))):
+            elif depth < 3 and (isinstance(value, (dict, list)) or (isinstance(value, type)
+                               and _owned(getattr(value, "__module__", None), packages))):
                 visit(value, depth + 1)
 
     for root in roots:
@@ -226,7 +227,8 @@ class Plugboard:
             self._choose(task, impl, loaded)
         for task, impl in choices:  # the real classes again where files defined bare ones
             if task.class_name:
-                loaded[impl.label][0][task.class_name] = vars(sys.modules[task.module])[task.class_name]
+                real = vars(sys.modules[task.module])[task.class_name]
+                loaded[impl.label][0][task.class_name] = real
         self.namespaces = [namespace for namespace, _ in loaded.values()]
         swap(self.forward, self._package_namespaces() + self.namespaces, self.packages)
 

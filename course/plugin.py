@@ -82,7 +82,9 @@ def strict_mode(packages=("minidynamo",)):
 def strict_mode_fixture(request):
     """Explicit strict mode for a test (graded tests get it automatically)."""
     session = request.config.stash.get(SESSION, None)
-    packages = sorted(session.board.packages) if session and session.board.packages else ["minidynamo"]
+    packages = ["minidynamo"]
+    if session is not None and session.board.packages:
+        packages = sorted(session.board.packages)
     with strict_mode(packages):
         yield
 
@@ -129,6 +131,7 @@ class CourseSession:
     chapters: dict[str, Chapter] = field(default_factory=dict)
     board: Plugboard = field(default_factory=Plugboard)
     records: dict[str, TestRecord] = field(default_factory=dict)
+    collection_errors: list[str] = field(default_factory=list)
 
     def log(self, event: dict) -> None:
         if self.log_path is not None:
@@ -276,8 +279,14 @@ def pytest_collection_modifyitems(session, config, items) -> None:
         config.hook.pytest_deselected(items=[item for item in items if item not in keep])
         items[:] = keep
     course.log({"event": "collected", "impl": course.impl, "chapters": course.selected,
-                "tests": [vars(course.records[i.nodeid]) for i in items if i.nodeid in course.records],
-                "errors": course.board.errors})
+                "tests": [vars(course.records[item.nodeid]) for item in items
+                          if item.nodeid in course.records],
+                "errors": course.board.errors, "collection_errors": course.collection_errors})
+
+
+def pytest_collectreport(report) -> None:
+    if report.failed and _ACTIVE is not None:
+        _ACTIVE.collection_errors.append(f"{report.nodeid}: {str(report.longrepr).strip()[-1500:]}")
 
 
 def _share_points(course: CourseSession) -> None:
@@ -286,7 +295,8 @@ def _share_points(course: CourseSession) -> None:
     for record in course.records.values():
         for task in record.tasks:
             counts[task] = counts.get(task, 0) + 1
-    points = {task.id: task.points for chapter in course.chapters.values() for task in chapter.tasks}
+    points = {task.id: task.points
+              for chapter in course.chapters.values() for task in chapter.tasks}
     for record in course.records.values():
         record.shares = {t: points[t] / counts[t] for t in record.tasks if t in points}
         record.points = sum(record.shares.values())
@@ -327,7 +337,7 @@ def short_message(error: BaseException) -> str | None:
         seen.add(id(error))
         if isinstance(error, ExerciseError):
             return str(error)
-        match = STUB_MESSAGE.fullmatch(str(error)) if isinstance(error, NotImplementedError) else None
+        match = isinstance(error, NotImplementedError) and STUB_MESSAGE.fullmatch(str(error))
         if match:
             return f"{match.group(1)} is not implemented yet: {match.group(2)}"
         error = error.__cause__ or error.__context__

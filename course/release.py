@@ -14,7 +14,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from course.generate import check, stub_text
+from course.generate import check, is_stub, stub_text
 from course.manifest import Chapter, load_chapters
 from course.package import repo_files
 from course.runner import RunConfig, run_many
@@ -70,13 +70,17 @@ def stub_package(root: Path, out: Path, chapters: list[Chapter]) -> int:
 
 
 def round_trip(root: Path, out: Path) -> list[str]:
-    """Problems with the release: a graded test that passes as shipped, or that fails
-    when the solutions of `root` are copied into the release's exercise files."""
-    problems = []
-    shipped = run_many([RunConfig(chapter, impl="student") for chapter in load_chapters(out)])
+    """Problems with the release: an answer left in its package, a graded test that passes
+    as shipped, or one that fails with the solutions of `root` put in its exercise files."""
+    chapters = load_chapters(out)
+    problems = [f"the release's package still answers {task.id} ({task.target})"
+                for chapter in chapters for task in chapter.tasks
+                if not is_stub(read_module(out, task.module).definition(task.qualname), task)]
+    shipped = run_many([RunConfig(chapter, impl="student") for chapter in chapters])
     for run in shipped:
         problems += [f"passes as shipped: {t.nodeid}" for t in run.tests if t.passed]
-        problems += [f"{run.config.chapter.name} as shipped: {run.problem}"] if run.problem else []
+        if run.problem:
+            problems.append(f"{run.config.chapter.name} as shipped: {run.problem}")
     with tempfile.TemporaryDirectory(prefix="course-release-") as scratch:
         solved = Path(scratch) / "release"
         shutil.copytree(out, solved)
@@ -85,5 +89,6 @@ def round_trip(root: Path, out: Path) -> list[str]:
         for run in run_many([RunConfig(c, impl="student") for c in load_chapters(solved)]):
             problems += [f"fails with the solutions put back: {t.nodeid}: {t.message}"
                          for t in run.tests if not t.passed]
-            problems += [f"{run.config.chapter.name} with solutions: {run.problem}"] if run.problem else []
+            if run.problem:
+                problems.append(f"{run.config.chapter.name} with solutions: {run.problem}")
     return problems

@@ -48,7 +48,9 @@ class ScoredTest:
 
     @property
     def name(self) -> str:
-        short = self.nodeid.split("/", 2)[-1] if self.nodeid.startswith("exercises/") else self.nodeid
+        short = self.nodeid
+        if short.startswith("exercises/"):
+            short = short.split("/", 2)[-1]     # exercises/ch01/test_x.py -> test_x.py
         return f"[{', '.join(self.tasks)}] {short}"
 
 
@@ -186,7 +188,8 @@ def junit_xml(grade: Grade) -> str:
                 tag = "failure" if test.status == "failed" else "skipped"
                 ElementTree.SubElement(case, tag, message=test.message).text = test.output
     ElementTree.indent(suites)
-    return '<?xml version="1.0" encoding="utf-8"?>\n' + ElementTree.tostring(suites, "unicode") + "\n"
+    text = ElementTree.tostring(suites, "unicode")
+    return f'<?xml version="1.0" encoding="utf-8"?>\n{text}\n'
 
 
 def summary_markdown(grade: Grade) -> str:
@@ -205,7 +208,8 @@ def summary_markdown(grade: Grade) -> str:
         failed = [test for test in chapter.tests if test.status != "passed"]
         if failed:
             lines += ["", "Tests that earned nothing:", ""]
-            lines += [f"- {t.number} `{t.name}`: {_one_line(t.message or t.status)}" for t in failed]
+            lines += [f"- {t.number} `{t.name}`: {_one_line(t.message or t.status)}"
+                      for t in failed]
         lines.append("")
     lines += ["## Warnings", ""]
     lines += [f"- {w}" for w in grade.warnings] or ["None: every graded test file matches its "

@@ -46,7 +46,8 @@ class RunConfig:
         args = [f"exercises/{self.chapter.name}", "-q", "-p", "no:cacheprovider",
                 f"--junitxml={junit}", f"--course-log={log}", f"--impl={self.impl}",
                 f"--course-root={self.chapter.root}", "-o", "junit_logging=system-out",
-                "-o", "junit_log_passing_tests=false", "-o", f"junit_suite_name={self.chapter.name}"]
+                "-o", "junit_log_passing_tests=false",
+                "-o", f"junit_suite_name={self.chapter.name}"]
         if find_spec("pytest_timeout") is not None and self.timeout:
             args.append(f"--timeout={self.timeout:g}")
         if self.stub_task:
@@ -102,7 +103,8 @@ def run_chapter(config: RunConfig) -> ChapterRun:
     run = ChapterRun(config)
     started = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="course-run-") as scratch:
-        junit, log, output = (Path(scratch) / name for name in ("junit.xml", "log.jsonl", "out.txt"))
+        junit, log, output = (Path(scratch) / name
+                              for name in ("junit.xml", "log.jsonl", "out.txt"))
         run.returncode, timed_out = _run_pytest(config, junit, log, output)
         text = output.read_text(encoding="utf-8", errors="replace")
         run.output_tail = text[-OUTPUT_LIMIT:]
@@ -217,9 +219,13 @@ def _problem(run: ChapterRun, events: list[dict], timed_out: bool, text: str) ->
     if timed_out:
         return f"the run was stopped after {run.config.chapter_timeout:g} s{during}"
     if run.returncode is not None and run.returncode < 0:
-        name = signal.Signals(-run.returncode).name if -run.returncode in signal.valid_signals() else ""
-        return f"the test process died ({name or run.returncode}){during}"
-    if not any(e["event"] == "collected" for e in events):
+        number = -run.returncode
+        name = signal.Signals(number).name if number in signal.valid_signals() else number
+        return f"the test process died ({name}){during}"
+    collected = next((e for e in events if e["event"] == "collected"), None)
+    if collected and collected.get("collection_errors"):
+        return "collecting the graded tests failed: " + "\n".join(collected["collection_errors"])
+    if collected is None:
         last = "\n".join(text.strip().splitlines()[-15:])
         return f"pytest stopped before running any test (exit code {run.returncode}):\n{last}"
     if not any(e["event"] == "finished" for e in events):

@@ -63,7 +63,8 @@ class ModuleSource:
         if owner_name:
             classes = {node.name: node for node in body if isinstance(node, ast.ClassDef)}
             if owner_name not in classes:
-                raise SourceError(f"{where} defines no class {owner_name}{_hint(owner_name, classes)}")
+                raise SourceError(f"{where} defines no class {owner_name}"
+                                  f"{_hint(owner_name, classes)}")
             body, where = classes[owner_name].body, f"class {owner_name} in {where}"
         functions = {node.name: node for node in body
                      if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))}
@@ -94,8 +95,8 @@ class ModuleSource:
                 lines.append(ast.unparse(self._absolute(node)))
             elif isinstance(node, ast.If) and _is_type_checking(node.test) and all(
                     isinstance(child, (ast.Import, ast.ImportFrom)) for child in node.body):
-                block = ast.If(test=node.test, body=[self._absolute(c) for c in node.body], orelse=[])
-                lines.append(ast.unparse(block))
+                body = [self._absolute(child) for child in node.body]
+                lines.append(ast.unparse(ast.If(test=node.test, body=body, orelse=[])))
         return lines
 
     def _absolute(self, node: ast.stmt) -> ast.stmt:

@@ -1,50 +1,27 @@
 """Testing helpers: compare minidynamo with torch.compile, eager PyTorch and CPython.
 
-Every test of the package and every graded exercise asks one question: *does
-minidynamo do what the real thing does?* The real thing is computed in the same run,
-never written down by hand:
+Every test of the package and every graded exercise asks one question: does
+minidynamo do what the real thing does? The real thing is computed in the same run,
+never written down: CPython / eager PyTorch gives the values and the state the inputs
+are left in (side effects applied exactly once); ``torch.compile`` gives the graphs.
 
-* CPython / eager PyTorch gives the values a function must return and the state it
-  must leave its inputs in (side effects applied exactly once);
-* ``torch.compile`` (TorchDynamo) gives the graphs minidynamo must capture.
+    assert_same_as_torch(fn, *args, **kwargs)            # a graded test in one line
+    comparison = compare_with_torch(fn, *args, **kwargs)  # .ok, .differences, .report()
 
-The helpers, in the order a test meets them::
+Backends (torch's protocol, ``(gm, example_inputs) -> callable``): ``CompileCounter``
+counts graphs and call nodes; ``RecordingBackend`` keeps every graph and its inputs.
+Graphs as data: ``normalize_graph`` (``[("placeholder", "L_x_"), ("call_function",
+"torch.relu"), ("call_method", "sum")]``), ``placeholder_names``, ``graph_signature``
+(with arguments), ``target_name``. Values: ``describe_difference``,
+``assert_same_value``. Runs, to reuse or cache: ``run_eager``, ``run_torch``,
+``run_minidynamo`` (a function and a list of ``Call``) give ``RunResult``\ s that
+``compare_runs`` and ``compare_with_eager`` compare. Trace logs: ``torch_trace_log``,
+``minidynamo_trace_log``, ``trace_opnames``. ``strict_mode()`` sets
+``minidynamo.config.strict`` (the runs use it by default), so an internal error
+raises instead of falling back to eager.
 
-    assert_same_as_torch(fn, *args, **kwargs)        # the one-line graded test
-    comparison = compare_with_torch(fn, *args, **kwargs)
-    comparison.ok, comparison.differences, print(comparison.report())
-
-Backends (both follow torch's protocol ``(gm, example_inputs) -> callable``):
-
-``CompileCounter``    counts graphs (``frame_count``) and call nodes (``op_count``)
-``RecordingBackend``  keeps every ``GraphModule`` and its example inputs
-
-Graphs as data:
-
-``normalize_graph(gm)``    ``[("placeholder", "L_x_"), ("call_function", "torch.relu"),
-                           ("call_method", "sum"), ...]``
-``placeholder_names(gm)``  ``["L_x_", "L_self_modules_fc_parameters_weight_"]``
-``graph_signature(gm)``    the same with every node's arguments
-``target_name(target)``    ``operator.add``, ``torch._C._nn.linear``, ...
-
-Values: ``describe_difference(expected, actual)`` (None, or where they differ) and
-``assert_same_value``.
-
-Runs, for tests that reuse or cache them: ``run_eager``, ``run_torch``,
-``run_minidynamo`` take a function and a list of ``Call``\ s and return a
-``RunResult``; ``compare_runs(eager, torch_run, minidynamo_run)`` makes the
-``Comparison``; ``compare_with_eager`` checks one run's values and side effects.
-``compare_calls_with_torch`` compares several calls (recompilations).
-
-Trace logs: ``torch_trace_log`` / ``minidynamo_trace_log`` capture the
-``trace_bytecode`` logs as ``TraceLine``\ s; ``trace_opnames`` lists their opcodes.
-
-``strict_mode()`` sets ``minidynamo.config.strict`` for a ``with`` block (the runs
-above use it by default): an internal error then raises instead of falling back.
-
-Import layering: this module sits on top of the package. It imports torch at import
-time and ``minidynamo.api`` only inside functions, so importing it never drags the
-tracer in and a half-built package can still be tested piece by piece.
+Layering: this module sits on top of the package. It imports torch at import time and
+``minidynamo.api`` only inside functions, so a half-built package can be tested.
 """
 
 from __future__ import annotations
@@ -66,33 +43,15 @@ from typing import Any
 import torch
 import torch.fx
 
-__all__ = [
-    "Call",
-    "Comparison",
-    "CompileCounter",
-    "Difference",
-    "RecordingBackend",
-    "RunResult",
-    "TraceLine",
-    "assert_same_as_torch",
-    "assert_same_value",
-    "compare_calls_with_torch",
-    "compare_runs",
-    "compare_with_eager",
-    "compare_with_torch",
-    "describe_difference",
-    "graph_signature",
-    "minidynamo_trace_log",
-    "normalize_graph",
-    "placeholder_names",
-    "run_eager",
-    "run_minidynamo",
-    "run_torch",
-    "strict_mode",
-    "target_name",
-    "torch_trace_log",
-    "trace_opnames",
-]
+__all__ = [  # in the order of this file
+    "CompileCounter", "RecordingBackend",
+    "target_name", "normalize_graph", "placeholder_names", "graph_signature",
+    "describe_difference", "assert_same_value",
+    "Call", "RunResult", "run_eager", "run_torch", "run_minidynamo", "strict_mode",
+    "Difference", "Comparison", "compare_runs", "compare_with_eager",
+    "compare_calls_with_torch", "compare_with_torch", "assert_same_as_torch",
+    "TraceLine", "torch_trace_log", "minidynamo_trace_log", "trace_opnames",
+]  # fmt: skip
 
 
 ## Backends ############################################################################
@@ -118,36 +77,23 @@ class CompileCounter:
         self.frame_count = 0
         self.op_count = 0
 
-    def __repr__(self) -> str:
-        return f"CompileCounter(frame_count={self.frame_count}, op_count={self.op_count})"
-
 
 class RecordingBackend:
-    """A backend that keeps every graph it is given, with its example inputs.
+    """A backend that keeps every graph it is given, with its example inputs, and
+    runs each graph as it is (``gm.forward``, like the "eager" backend)."""
 
-    By default it runs each graph as it is (``gm.forward``, like the "eager" backend);
-    give it ``inner``, another backend callable, to record *and* compile.
-    """
-
-    def __init__(self, inner: Callable | None = None) -> None:
-        self.inner = inner
+    def __init__(self) -> None:
         self.graphs: list[torch.fx.GraphModule] = []
         self.example_inputs: list[list] = []
 
     def __call__(self, gm: torch.fx.GraphModule, example_inputs: list) -> Callable:
         self.graphs.append(gm)
         self.example_inputs.append(list(example_inputs))
-        if self.inner is None:
-            return gm.forward
-        return self.inner(gm, example_inputs)
+        return gm.forward
 
     @property
     def graph_count(self) -> int:
         return len(self.graphs)
-
-    def clear(self) -> None:
-        self.graphs.clear()
-        self.example_inputs.clear()
 
 
 ## Graph normalisation #################################################################
@@ -191,11 +137,7 @@ def normalize_graph(gm: torch.fx.GraphModule) -> list[tuple[str, str]]:
     *source* in the name); ``get_attr`` nodes by the attribute path; calls by
     :func:`target_name`. The output node is left out (see :func:`graph_signature`).
     """
-    return [
-        (node.op, target_name(node.target))
-        for node in gm.graph.nodes
-        if node.op != "output"
-    ]
+    return [(node.op, target_name(node.target)) for node in gm.graph.nodes if node.op != "output"]
 
 
 def placeholder_names(gm: torch.fx.GraphModule) -> list[str]:
@@ -283,7 +225,7 @@ def _describe(expected: Any, actual: Any, path: str, seen: set) -> str | None:
         same = expected == actual or (math.isnan(expected) and math.isnan(actual))
         return None if same else f"{path}: expected {expected!r}, got {actual!r}"
     if _compares_by_identity(expected):
-        return _describe_object(expected, actual, path, seen)
+        return _describe_dict(vars(expected), vars(actual), f"{path}.__dict__", seen)
     try:
         same = bool(expected == actual)
     except Exception as error:  # noqa: BLE001 - a value that cannot be compared is a difference
@@ -347,14 +289,9 @@ def _module_state(module: torch.nn.Module) -> dict[str, Any]:
 
 
 def _compares_by_identity(value: Any) -> bool:
-    """True for objects whose ``==`` is ``is``: compare their attributes instead."""
-    return type(value).__eq__ is object.__eq__ and hasattr(value, "__dict__")
-
-
-def _describe_object(expected: Any, actual: Any, path: str, seen: set) -> str | None:
-    if isinstance(expected, (types.FunctionType, types.ModuleType, type)):
-        return f"{path}: expected {_short(expected)}, got {_short(actual)}"
-    return _describe_dict(vars(expected), vars(actual), f"{path}.__dict__", seen)
+    """Objects whose ``==`` is ``is`` (user classes): compare their attributes."""
+    plain_object = type(value).__eq__ is object.__eq__ and hasattr(value, "__dict__")
+    return plain_object and not isinstance(value, (types.FunctionType, types.ModuleType, type))
 
 
 def _short(value: Any, limit: int = 120) -> str:
@@ -415,9 +352,6 @@ class RunResult:
     def normalized_graphs(self) -> list[list[tuple[str, str]]]:
         return [normalize_graph(gm) for gm in self.graphs]
 
-    def placeholders(self) -> list[list[str]]:
-        return [placeholder_names(gm) for gm in self.graphs]
-
 
 def run_eager(fn: Callable, calls: Sequence[Call]) -> RunResult:
     """Run ``fn`` as plain Python / eager PyTorch, each call on fresh copies."""
@@ -432,22 +366,12 @@ def run_torch(
     dynamic: bool | None = None,
     backend: str | Callable | None = None,
 ) -> RunResult:
-    """Run ``fn`` under ``torch.compile``, recording its graphs.
+    """Run ``fn`` under ``torch.compile`` (after ``torch._dynamo.reset()``).
 
-    With ``backend`` None the graphs run as they are; a backend name
-    (``"inductor"``) or callable is looked up by torch and compiles them after the
-    recording.
-    """
-    inner = torch._dynamo.lookup_backend(backend) if backend is not None else None
-    recorder = RecordingBackend(inner)
+    With ``backend`` None a :class:`RecordingBackend` keeps the graphs; a backend
+    name or callable is handed to torch.compile as it is (nothing is recorded)."""
     torch._dynamo.reset()
-
-    def compile_it(function: Callable) -> Callable:
-        return torch.compile(function, backend=recorder, fullgraph=fullgraph, dynamic=dynamic)
-
-    result = _run("torch.compile", compile_it, fn, calls)
-    result.graphs, result.example_inputs = recorder.graphs, recorder.example_inputs
-    return result
+    return _run_compiled("torch.compile", torch.compile, fn, calls, fullgraph, dynamic, backend)
 
 
 def run_minidynamo(
@@ -459,24 +383,23 @@ def run_minidynamo(
     backend: str | Callable | None = None,
     strict: bool = True,
 ) -> RunResult:
-    """Run ``fn`` under ``minidynamo.compile``, recording its graphs.
-
-    With ``backend`` None the graphs are recorded and run as they are. A backend
-    (a name such as ``"inductor"``, or a callable) is handed to minidynamo
-    *unchanged*, so that minidynamo's own backend lookup is what is tested; no
-    graphs are recorded then. ``strict`` (the default) sets ``config.strict`` so an
-    internal error raises instead of falling back to eager.
-    """
+    """Run ``fn`` under ``minidynamo.compile`` (after ``minidynamo.reset()``), in
+    strict mode unless ``strict`` is False. ``backend`` as in :func:`run_torch`:
+    a name is handed over as it is, so minidynamo's own backend lookup is tested."""
     api = _minidynamo_api()
-    recorder = RecordingBackend()
-    compile_backend = recorder if backend is None else backend
     api.reset()
+    with strict_mode(strict):
+        return _run_compiled("minidynamo", api.compile, fn, calls, fullgraph, dynamic, backend)
+
+
+def _run_compiled(name, compile_fn, fn, calls, fullgraph, dynamic, backend) -> RunResult:
+    recorder = RecordingBackend()
 
     def compile_it(function: Callable) -> Callable:
-        return api.compile(function, backend=compile_backend, fullgraph=fullgraph, dynamic=dynamic)
+        chosen = recorder if backend is None else backend
+        return compile_fn(function, backend=chosen, fullgraph=fullgraph, dynamic=dynamic)
 
-    with strict_mode(strict):
-        result = _run("minidynamo", compile_it, fn, calls)
+    result = _run(name, compile_it, fn, calls)
     result.graphs, result.example_inputs = recorder.graphs, recorder.example_inputs
     return result
 
@@ -543,25 +466,15 @@ class Difference:
 class Comparison:
     """minidynamo against torch.compile (graphs) and eager (values, side effects).
 
-    ``ok`` is True when there is no difference; ``differences`` lists them (kinds in
-    ``KINDS``); ``report()`` prints both graphs' normalised ops next to the findings.
-    The three runs stay available as ``eager``, ``torch`` and ``minidynamo``.
+    ``ok`` is True when ``differences`` is empty; ``report()`` shows them with both
+    compilers' normalised graphs; the runs stay available as ``eager``, ``torch``,
+    ``minidynamo``. Kinds of difference: ``error`` (compiling failed), ``output``
+    (a value or exception differs from eager's), ``side effects`` (the inputs after
+    the call differ from eager's), ``graph count``, ``placeholders`` (by name, which
+    encodes the source), ``ops`` (normalised targets in order), ``op arguments``;
+    ``backend ...`` for the run with a real backend. ``reference ...`` kinds mean
+    torch.compile itself disagrees with eager: the program is not a fair test.
     """
-
-    KINDS = (
-        "error",  # minidynamo failed to compile
-        "output",  # a return value (or exception) differs from eager's
-        "side effects",  # inputs after the call differ from eager's
-        "graph count",
-        "placeholders",  # graph inputs, by name (the name encodes the source)
-        "ops",  # normalised call targets, in order
-        "op arguments",  # same ops, different arguments (see graph_signature)
-        "backend output",  # with backend=..., a value differs from eager's
-        "backend side effects",
-        "backend error",
-        # "reference ..." (e.g. "reference output"): torch.compile itself disagrees
-        # with eager, so the program is not a fair test (nondeterministic, a torch bug).
-    )
 
     function: str
     eager: RunResult
@@ -629,14 +542,11 @@ def compare_with_eager(eager: RunResult, run: RunResult, prefix: str = "") -> li
 
 
 def _compare_outcomes(expected: Outcome, actual: Outcome, path: str) -> str | None:
-    if expected.error is not None or actual.error is not None:
-        same_error = (
-            expected.error is not None
-            and actual.error is not None
-            and type(expected.error) is type(actual.error)
-        )
-        return None if same_error else f"{actual.describe()}, eager {expected.describe()}"
-    return describe_difference(expected.value, actual.value, path)
+    if expected.error is None and actual.error is None:
+        return describe_difference(expected.value, actual.value, path)
+    if type(expected.error) is type(actual.error):  # the same exception type
+        return None
+    return f"{actual.describe()}, eager {expected.describe()}"
 
 
 def _describe_inputs(expected: tuple, actual: tuple) -> str | None:
@@ -654,13 +564,8 @@ def _describe_inputs(expected: tuple, actual: tuple) -> str | None:
 
 def _compare_graphs(reference: RunResult, candidate: RunResult) -> list[Difference]:
     if reference.graph_count != candidate.graph_count:
-        return [
-            Difference(
-                "graph count",
-                f"torch.compile captured {reference.graph_count} graph(s), "
-                f"minidynamo {candidate.graph_count}",
-            )
-        ]
+        counts = f"torch.compile captured {reference.graph_count} graph(s), minidynamo {candidate.graph_count}"
+        return [Difference("graph count", counts)]
     differences = []
     for number, (torch_gm, mini_gm) in enumerate(zip(reference.graphs, candidate.graphs)):
         differences += _compare_graph(number, torch_gm, mini_gm)
@@ -672,9 +577,8 @@ def _compare_graph(number: int, torch_gm: torch.fx.GraphModule, mini_gm: torch.f
     torch_inputs, mini_inputs = placeholder_names(torch_gm), placeholder_names(mini_gm)
     differences = []
     if torch_inputs != mini_inputs:
-        differences.append(
-            Difference("placeholders", f"{where}: torch.compile {torch_inputs}, minidynamo {mini_inputs}")
-        )
+        found = f"{where}: torch.compile {torch_inputs}, minidynamo {mini_inputs}"
+        differences.append(Difference("placeholders", found))
     torch_ops = [op for op in normalize_graph(torch_gm) if op[0] != "placeholder"]
     mini_ops = [op for op in normalize_graph(mini_gm) if op[0] != "placeholder"]
     if torch_ops != mini_ops:
@@ -719,38 +623,22 @@ def compare_calls_with_torch(
     dynamic: bool | None = None,
     strict: bool = True,
 ) -> Comparison:
-    """:func:`compare_with_torch` over several calls of the same compiled function
-    (a call is a ``Call`` or a tuple of positional arguments); recompilations show up
-    as extra graphs."""
+    """:func:`compare_with_torch` over several calls of one compiled function (a
+    call is a ``Call`` or a tuple of positional arguments); recompilations show up as
+    extra graphs."""
     calls = [call if isinstance(call, Call) else Call(tuple(call)) for call in calls]
+    options = {"fullgraph": fullgraph, "dynamic": dynamic}
     eager = run_eager(fn, calls)
-    reference = run_torch(fn, calls, fullgraph=fullgraph, dynamic=dynamic)
-    candidate = run_minidynamo(fn, calls, fullgraph=fullgraph, dynamic=dynamic, strict=strict)
-    name = getattr(fn, "__qualname__", type(fn).__qualname__)
-    comparison = compare_runs(eager, reference, candidate, name)
-    if backend != "eager":
-        comparison.differences += _compare_backend(fn, calls, eager, backend, fullgraph, dynamic, strict)
+    reference = run_torch(fn, calls, **options)
+    candidate = run_minidynamo(fn, calls, strict=strict, **options)
+    comparison = compare_runs(eager, reference, candidate, getattr(fn, "__qualname__", type(fn).__qualname__))
+    if backend != "eager":  # once more each, with the real backend: values must be eager's
+        reference_run = run_torch(fn, calls, backend=backend, **options)
+        candidate_run = run_minidynamo(fn, calls, backend=backend, strict=strict, **options)
+        for run, prefix in ((reference_run, "reference backend"), (candidate_run, "backend")):
+            for found in compare_with_eager(eager, run, prefix=prefix):
+                comparison.differences.append(Difference(found.kind, f"backend={backend!r}: {found.detail}"))
     return comparison
-
-
-def _compare_backend(
-    fn: Callable,
-    calls: list[Call],
-    eager: RunResult,
-    backend: str | Callable,
-    fullgraph: bool,
-    dynamic: bool | None,
-    strict: bool,
-) -> list[Difference]:
-    """Run both compilers once more with the real ``backend``; values must be eager's."""
-    torch_run = run_torch(fn, calls, fullgraph=fullgraph, dynamic=dynamic, backend=backend)
-    mini_run = run_minidynamo(fn, calls, fullgraph=fullgraph, dynamic=dynamic, backend=backend, strict=strict)
-    differences = []
-    for run, prefix in ((torch_run, "reference "), (mini_run, "")):
-        for found in compare_with_eager(eager, run):
-            detail = f"backend={backend!r}: {found.detail}"
-            differences.append(Difference(f"{prefix}backend {found.kind}", detail))
-    return differences
 
 
 def compare_with_torch(
@@ -776,14 +664,8 @@ def compare_with_torch(
     ``fullgraph``, ``backend``, ``dynamic`` and ``strict`` are the harness's own
     keywords; to pass an argument of that name to ``fn``, wrap ``fn`` in a lambda.
     """
-    return compare_calls_with_torch(
-        fn,
-        [Call(args, kwargs)],
-        fullgraph=fullgraph,
-        backend=backend,
-        dynamic=dynamic,
-        strict=strict,
-    )
+    options = {"fullgraph": fullgraph, "backend": backend, "dynamic": dynamic, "strict": strict}
+    return compare_calls_with_torch(fn, [Call(args, kwargs)], **options)
 
 
 def assert_same_as_torch(
@@ -858,18 +740,15 @@ def _capture_trace(logger_name: str) -> Iterator[list[TraceLine]]:
     Both trace logs are plain ``logging`` loggers that the tracer checks with
     ``isEnabledFor(DEBUG)``, so this is all ``set_logs(trace_bytecode=True)`` does
     too, minus the printing (``propagate`` is off while capturing)."""
-    handler = _TraceHandler()
-    logger = logging.getLogger(logger_name)
-    saved = logger.level, logger.propagate, logger.handlers[:]
-    logger.setLevel(logging.DEBUG)
-    logger.propagate = False
-    logger.handlers = [handler]
+    handler, logger = _TraceHandler(), logging.getLogger(logger_name)
+    saved = logger.level, logger.propagate, logger.handlers
+    logger.propagate, logger.handlers = False, [handler]
+    logger.setLevel(logging.DEBUG)  # setLevel, not assignment: it clears logging's cache
     try:
         yield handler.lines
     finally:
         logger.setLevel(saved[0])
-        logger.propagate = saved[1]
-        logger.handlers = saved[2]
+        logger.propagate, logger.handlers = saved[1:]
 
 
 class _TraceHandler(logging.Handler):

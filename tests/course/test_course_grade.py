@@ -79,7 +79,7 @@ def test_a_hang_costs_its_test_and_a_crash_its_chapter(repo):
                                  "import os\n        os.abort()"))
     shutil.copy(repo / "solutions/ch02/pipeline.py", repo / "exercises/ch02/pipeline.py")
     run, results = grade(repo, "--timeout", "1")
-    outcome = {t["name"]: (t["status"], t["output"].splitlines()[0]) for t in results["tests"]}
+    outcome = {t["name"]: (t["status"], (t["output"] + "\n").splitlines()[0]) for t in results["tests"]}
     assert outcome["[ch01.2] test_ops.py::test_scaled_double[1-20]"] == (
         "failed", "Failed: Timeout (>1.0s) from pytest-timeout.")
     crashed = "the test process died (SIGABRT) while running exercises/ch01/test_ops.py::test_bump"
@@ -94,4 +94,5 @@ def test_a_chapter_that_cannot_start_scores_zero_with_the_reason(repo):
     run, results = grade(repo, "ch02")
     assert results["max_score"] == 3.0 and results["score"] == 0
     assert [t["name"] for t in results["tests"]] == ["[ch02.1] ch02::ch02.1", "[ch02.2] ch02::ch02.2"]
-    assert "pytest stopped before running any test" in results["tests"][0]["output"]
+    assert "collecting the graded tests failed: exercises/ch02/test_pipeline.py" in results["tests"][0]["output"]
+    assert "No module named 'no_such_module'" in results["tests"][0]["output"]

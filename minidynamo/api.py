@@ -1,0 +1,146 @@
+"""The public API: compile(), explain(), reset() (chapter 0).
+
+    compiled = minidynamo.compile(fn, backend="eager", fullgraph=False)
+    compiled(x)                      # traces fn, runs the graph
+
+`compile` mirrors `torch.compile`: a function gets a wrapper with the same
+name and docstring; an nn.Module gets an `OptimizedModule` that behaves like
+the module and compiles its `forward` (with `self` as a frame argument, so
+parameters get the same graph-input names as in torch.compile).
+
+Compare with TorchDynamo: `torch/_dynamo/eval_frame.py` (`optimize`,
+`OptimizedModule`, `explain`) and `torch/__init__.py::compile`.
+"""
+
+from __future__ import annotations
+
+import functools
+import types
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import torch
+
+from minidynamo import convert_frame
+from minidynamo.backends import Backend, lookup_backend
+from minidynamo.exc import Unsupported
+from minidynamo.logs import log
+from minidynamo.variables.nn_module import has_hooks
+
+
+def compile(  # noqa: A001 (mirrors torch.compile)
+    fn_or_module: Callable[..., Any] | torch.nn.Module,
+    *,
+    backend: str | Backend = "eager",
+    fullgraph: bool = False,
+    dynamic: bool | None = None,
+) -> Callable[..., Any]:
+    """Compile a function or an nn.Module with minidynamo.
+
+    `backend` is a registered name ("eager", "aot_eager", "inductor") or any
+    `(gm, example_inputs) -> callable`. With `fullgraph=True` a graph break
+    raises `Unsupported` instead of running the frame eagerly. `dynamic` is
+    accepted for compatibility; shapes are static until chapter 9.
+    """
+    backend_fn = lookup_backend(backend)
+    if isinstance(fn_or_module, torch.nn.Module):
+        return OptimizedModule(fn_or_module, backend_fn, fullgraph)
+    if isinstance(fn_or_module, types.MethodType):
+        function, owner = fn_or_module.__func__, fn_or_module.__self__
+        compiled = compile(function, backend=backend_fn, fullgraph=fullgraph)
+        return types.MethodType(compiled, owner)
+    if not isinstance(fn_or_module, types.FunctionType):
+        raise TypeError(f"minidynamo.compile expects a Python function or an nn.Module, got {fn_or_module!r}")
+    fn = fn_or_module
+
+    @functools.wraps(fn)
+    def compiled_function(*args: Any, **kwargs: Any) -> Any:
+        return convert_frame.call_compiled(fn, args, kwargs, backend_fn, fullgraph)
+
+    compiled_function._minidynamo_original = fn  # type: ignore[attr-defined]
+    return compiled_function
+
+
+class OptimizedModule(torch.nn.Module):
+    """A compiled module: calls compile `forward`; everything else is the original module's."""
+
+    def __init__(self, module: torch.nn.Module, backend: Backend, fullgraph: bool) -> None:
+        super().__init__()
+        self._orig_mod = module
+        self._backend = backend
+        self._fullgraph = fullgraph
+
+    def forward(self, *args: Any, **kwargs: Any) -> Any:
+        module = self._orig_mod
+        if has_hooks(module):
+            log.warning("minidynamo: %s has hooks; running it eagerly", type(module).__name__)
+            return module(*args, **kwargs)
+        forward = type(module).forward
+        return convert_frame.call_compiled(forward, (module, *args), kwargs, self._backend, self._fullgraph)
+
+    def __getattr__(self, name: str) -> Any:
+        try:
+            return super().__getattr__(name)
+        except AttributeError:
+            return getattr(self._orig_mod, name)
+
+
+def reset() -> None:
+    """Forget everything minidynamo remembers between calls (for now: its counters)."""
+    convert_frame.counters.clear()
+
+
+@dataclass
+class ExplainOutput:
+    """What `explain(fn)(*args)` found, with the fields of `torch._dynamo.explain`'s output."""
+
+    graphs: list[torch.fx.GraphModule] = field(default_factory=list)
+    break_reasons: list[Unsupported] = field(default_factory=list)
+
+    @property
+    def graph_count(self) -> int:
+        return len(self.graphs)
+
+    @property
+    def graph_break_count(self) -> int:
+        return len(self.break_reasons)
+
+    @property
+    def ops_per_graph(self) -> list[list[Any]]:
+        return [
+            [node.target for node in graph.graph.nodes if node.op in ("call_function", "call_method", "call_module")]
+            for graph in self.graphs
+        ]
+
+    @property
+    def op_count(self) -> int:
+        return sum(len(ops) for ops in self.ops_per_graph)
+
+    def __str__(self) -> str:
+        lines = [f"Graph Count: {self.graph_count}", f"Graph Break Count: {self.graph_break_count}",
+                 f"Op Count: {self.op_count}", "Break Reasons:"]
+        for index, reason in enumerate(self.break_reasons, 1):
+            lines += [f"  Break Reason {index}:", f"    Reason: {reason.reason}", "    User Stack:"]
+            lines += [f"      {frame}" for frame in reason.user_stack]
+        return "\n".join(lines)
+
+
+def explain(fn: Callable[..., Any]) -> Callable[..., ExplainOutput]:
+    """`explain(fn)(*args)`: compile and run fn once, report graphs and graph breaks."""
+
+    def run(*args: Any, **kwargs: Any) -> ExplainOutput:
+        result = ExplainOutput()
+
+        def record_graph(gm: torch.fx.GraphModule, example_inputs: list[torch.Tensor]) -> Callable[..., Any]:
+            return gm.forward
+
+        convert_frame.graph_listeners.append(result.graphs.append)
+        convert_frame.break_listeners.append(result.break_reasons.append)
+        try:
+            compile(fn, backend=record_graph)(*args, **kwargs)
+        finally:
+            convert_frame.graph_listeners.remove(result.graphs.append)
+            convert_frame.break_listeners.remove(result.break_reasons.append)
+        return result
+
+    return run

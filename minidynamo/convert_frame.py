@@ -1,0 +1,120 @@
+"""Frame conversion: trace a call, build the transformed code, run it (chapters 0, 5, 7, 9).
+
+`call_compiled(fn, args, kwargs, ...)` is what a compiled function does on every
+call (there is no cache yet: chapter 9 adds guards, so for now every call
+traces again):
+
+1. bind the actual arguments to the function's parameters (the frame's locals);
+2. trace the frame with an `InstructionTranslator` (the graph is compiled with
+   the backend when the trace reaches RETURN_VALUE);
+3. assemble the transformed code object: the original prologue (MAKE_CELL,
+   COPY_FREE_VARS, RESUME) followed by the output instructions;
+4. run it as a function with the original globals, defaults and closure.
+
+On a graph break the frame runs eagerly instead (with a warning), or, with
+`fullgraph=True`, the break is raised. Chapters 6-7 replace the eager fallback
+with partial graphs and resume functions.
+
+TorchDynamo enters frames through PEP 523 (`set_eval_frame`); we enter them
+through the wrapper `compile()` returns, and otherwise do the same.
+
+Compare with TorchDynamo: `torch/_dynamo/convert_frame.py` (`_compile`,
+`transform`, `compile_frame`).
+"""
+
+from __future__ import annotations
+
+import collections
+import inspect
+import types
+from typing import Any, Callable
+
+from minidynamo import config
+from minidynamo.bytecode import Instruction, assemble, scan
+from minidynamo.exc import InternalError, Unsupported
+from minidynamo.logs import graph_breaks_log, log
+from minidynamo.output_graph import Backend, OutputGraph
+from minidynamo.translator import InstructionTranslator
+
+# Statistics, like torch._dynamo.utils.counters; `minidynamo.reset()` clears them.
+counters: collections.Counter[str] = collections.Counter()
+
+# Callbacks told about every compiled graph and every graph break (explain() uses them).
+graph_listeners: list[Callable[[Any], None]] = []
+break_listeners: list[Callable[[Unsupported], None]] = []
+
+
+def frame_locals(fn: types.FunctionType, args: tuple, kwargs: dict[str, Any]) -> dict[str, Any]:
+    """The frame's initial locals: the arguments bound to the parameters, defaults applied."""
+    signature = inspect.signature(fn, follow_wrapped=False)
+    bound = signature.bind(*args, **kwargs)
+    bound.apply_defaults()
+    return dict(bound.arguments)
+
+
+def prologue(code: types.CodeType) -> list[Instruction]:
+    """The instructions up to RESUME: cell creation and free-variable copying."""
+    instructions = []
+    for inst in scan(code):
+        instructions.append(inst)
+        if inst.opname == "RESUME":
+            break
+    return instructions
+
+
+def transform_code(
+    fn: types.FunctionType, args: tuple, kwargs: dict[str, Any], backend: Backend
+) -> tuple[types.CodeType, OutputGraph]:
+    """Trace one call of `fn` and return the transformed code object."""
+    code = fn.__code__
+    if code.co_flags & (inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR):
+        from minidynamo.exc import graph_break
+
+        graph_break("unsupported Python feature", f"compiling {code.co_name}, a generator or coroutine")
+    output = OutputGraph(fn.__globals__, backend)
+    tracer = InstructionTranslator(code, frame_locals(fn, args, kwargs), fn.__globals__, fn.__closure__, output)
+    tracer.run()
+    new_code = assemble([*prologue(code), *tracer.output_instructions], code)
+    return new_code, tracer.output
+
+
+def call_compiled(
+    fn: types.FunctionType, args: tuple, kwargs: dict[str, Any], backend: Backend, fullgraph: bool
+) -> Any:
+    """One call of a compiled function: trace, transform, run (or fall back to eager)."""
+    try:
+        new_code, output = transform_code(fn, args, kwargs, backend)
+    except Unsupported as error:
+        counters["graph_breaks"] += 1
+        for listener in break_listeners:
+            listener(error)
+        if fullgraph:
+            raise
+        log.warning("minidynamo: graph break in %s, running it eagerly.\n%s", fn.__qualname__, error)
+        graph_breaks_log.debug("%s", error)
+        return fn(*args, **kwargs)
+    except Exception as error:  # a bug in minidynamo, not in the user's code
+        if config.strict:
+            raise InternalError(f"minidynamo failed on {fn.__qualname__}: {error!r}") from error
+        log.warning("minidynamo: internal error in %s, running it eagerly: %r", fn.__qualname__, error)
+        counters["internal_errors"] += 1
+        return fn(*args, **kwargs)
+    counters["frames"] += 1
+    if output.compiled_graph is not None:
+        counters["graphs"] += 1
+        for listener in graph_listeners:
+            listener(output.compiled_graph)
+    return run_transformed(fn, new_code, output, args, kwargs)
+
+
+def run_transformed(
+    fn: types.FunctionType, new_code: types.CodeType, output: OutputGraph, args: tuple, kwargs: dict[str, Any]
+) -> Any:
+    """Run the transformed code as `fn` would run: same globals, defaults and closure."""
+    transformed = types.FunctionType(new_code, fn.__globals__, fn.__name__, fn.__defaults__, fn.__closure__)
+    transformed.__kwdefaults__ = fn.__kwdefaults__
+    try:
+        return transformed(*args, **kwargs)
+    finally:  # no cache yet (chapter 9): the installed globals are not needed again
+        for name in output.installed_globals:
+            fn.__globals__.pop(name, None)

@@ -1,0 +1,226 @@
+"""InstructionTranslatorBase: the symbolic stack machine (chapter 2).
+
+CPython runs a function by executing its bytecode on a value stack. The
+translator runs the same bytecode on a stack of VariableTrackers instead of
+values. Its main loop is CPython's, in Python:
+
+    run()  = while self.step(): pass
+    step() = fetch the next instruction; self.dispatch_table[inst.opcode](self, inst)
+
+Each opcode has one small handler, a method named exactly after it
+(`LOAD_FAST`, `BINARY_OP`, ...), defined in the handler families of this
+package (`loads_stores.py`, `operators.py`, ...). A metaclass builds the
+256-entry `dispatch_table` once per class from those names, checking each name
+against `dis.opmap`; an opcode without a handler gets `missing_handler`, which
+graph-breaks with "missing bytecode handler: NAME" when (and only if) it runs.
+
+Three classes share this machine:
+
+- `InstructionTranslatorBase` (here): the stack, the locals, the loop, the handlers;
+- `InstructionTranslator` (`root.py`): the frame being compiled; its RETURN_VALUE
+  finishes the graph and writes the transformed code;
+- `InliningInstructionTranslator` (`inlining.py`): a called user function; its
+  RETURN_VALUE hands the value back to the caller's stack.
+
+Compare with TorchDynamo: `torch/_dynamo/symbolic_convert.py`
+(`BytecodeDistpatchTableMeta`, `InstructionTranslatorBase.step/run/push/pop`).
+"""
+
+from __future__ import annotations
+
+import dis
+import linecache
+import re
+import types
+from typing import TYPE_CHECKING, Any, Callable, Sequence
+
+from minidynamo import config, logs
+from minidynamo.bytecode import Instruction
+from minidynamo.exc import UserFrame, Unsupported, graph_break
+from minidynamo.sources import Source
+from minidynamo.translator.calls import CallHandlers
+from minidynamo.translator.containers import ContainerHandlers
+from minidynamo.translator.control_flow import ControlFlowHandlers
+from minidynamo.translator.loads_stores import LoadStoreHandlers
+from minidynamo.translator.operators import OperatorHandlers
+from minidynamo.translator.stack_ops import StackHandlers
+from minidynamo.variables import VariableTracker, replace_version
+from minidynamo.variables.functions import BaseUserFunctionVariable
+
+if TYPE_CHECKING:
+    from minidynamo.output_graph import OutputGraph
+
+Handler = Callable[["InstructionTranslatorBase", Instruction], None]
+
+_OPCODE_NAME = re.compile(r"[A-Z][A-Z0-9_]*[A-Z0-9]")
+
+
+def missing_handler(opname: str) -> Handler:
+    """The table entry of an opcode nobody handles: a graph break when it runs."""
+
+    def handler(self: InstructionTranslatorBase, inst: Instruction) -> None:
+        graph_break("missing bytecode handler", f"missing bytecode handler: {opname}")
+
+    handler.__name__ = f"missing_{opname}"
+    return handler
+
+
+class BytecodeDispatchTableMeta(type):
+    """Builds `cls.dispatch_table` (opcode number -> handler) when a translator class is made."""
+
+    def __init__(cls, name: str, bases: tuple[type, ...], namespace: dict[str, Any]) -> None:
+        super().__init__(name, bases, namespace)
+        for attribute in dir(cls):
+            if _OPCODE_NAME.fullmatch(attribute) and callable(getattr(cls, attribute)):
+                if attribute not in dis.opmap:
+                    raise TypeError(f"{name}.{attribute} looks like a handler but is not an opcode of this Python")
+        table = [missing_handler(f"<opcode {number}>") for number in range(256)]
+        for opname, number in dis.opmap.items():
+            table[number] = getattr(cls, opname, None) or missing_handler(opname)
+        cls.dispatch_table = table
+
+
+class InstructionTranslatorBase(
+    StackHandlers,
+    LoadStoreHandlers,
+    OperatorHandlers,
+    ContainerHandlers,
+    CallHandlers,
+    ControlFlowHandlers,
+    metaclass=BytecodeDispatchTableMeta,
+):
+    """Runs one frame's bytecode symbolically: a stack and locals of VariableTrackers.
+
+    The handlers come from the mixin families listed in the bases, one file each.
+    """
+
+    dispatch_table: list[Handler]
+
+    def __init__(
+        self,
+        output: OutputGraph,
+        code: types.CodeType,
+        instructions: list[Instruction],
+        symbolic_locals: dict[str, VariableTracker],
+        f_globals: dict[str, Any],
+        cells: dict[str, VariableTracker],
+        parent: InstructionTranslatorBase | None = None,
+    ) -> None:
+        self.output = output
+        self.code = code
+        self.instructions = instructions
+        self.index_of = {id(inst): index for index, inst in enumerate(instructions)}
+        self.symbolic_locals = symbolic_locals
+        self.f_globals = f_globals
+        self.cells = cells  # cell and free variable name -> CellVariable
+        self.parent = parent
+        self.stack: list[VariableTracker] = []
+        self.instruction_pointer = 0
+        self.current_instruction: Instruction | None = None
+        self.kw_names: tuple[str, ...] = ()  # set by KW_NAMES for the next CALL
+        self.return_value: VariableTracker | None = None
+        self.steps = 0
+
+    # -- the stack ----------------------------------------------------------------
+
+    def push(self, value: VariableTracker) -> None:
+        self.stack.append(value)
+
+    def pop(self) -> VariableTracker:
+        return self.stack.pop()
+
+    def popn(self, count: int) -> list[VariableTracker]:
+        """The top `count` values, deepest first (the order they were pushed)."""
+        if count == 0:
+            return []
+        values = self.stack[-count:]
+        del self.stack[-count:]
+        return values
+
+    # -- the loop -----------------------------------------------------------------
+
+    def step(self) -> bool:
+        """Run one instruction; False once the frame has returned."""
+        inst = self.instructions[self.instruction_pointer]
+        self.current_instruction = inst
+        self.instruction_pointer += 1
+        self.steps += 1
+        if self.steps > config.max_loop_iterations:
+            graph_break("unsupported Python feature", "the frame runs too many instructions (endless loop?)")
+        if logs.is_enabled("trace_bytecode"):
+            logs.trace_bytecode_log.debug("TRACE %s %s %s", inst.opname, inst.argval, self.stack)
+        self.dispatch_table[inst.opcode](self, inst)
+        return self.return_value is None
+
+    def run(self) -> None:
+        """Run the frame to its RETURN_VALUE (or to a graph break)."""
+        self.output.tracers.append(self)
+        try:
+            while self.step():
+                pass
+        except Unsupported as error:
+            error.add_user_frame(self.user_frame())
+            raise
+        finally:
+            self.output.tracers.remove(self)
+
+    def jump(self, inst: Instruction) -> None:
+        """Continue at the instruction `inst` jumps to."""
+        self.instruction_pointer = self.index_of[id(inst.target)]
+
+    # -- calls --------------------------------------------------------------------
+
+    def call_function(
+        self, fn: VariableTracker, args: Sequence[VariableTracker], kwargs: dict[str, VariableTracker]
+    ) -> None:
+        """Every CALL* opcode ends here: ask the callee's tracker, push the result."""
+        self.push(fn.call_function(self, list(args), kwargs))
+
+    def inline_user_function(
+        self, fn: BaseUserFunctionVariable, args: Sequence[VariableTracker], kwargs: dict[str, VariableTracker]
+    ) -> VariableTracker:
+        """Trace a call into Python code in place; the callee's result."""
+        from minidynamo.translator.inlining import InliningInstructionTranslator
+
+        return InliningInstructionTranslator.inline_call(self, fn, args, kwargs)
+
+    # -- versions of mutable objects -----------------------------------------------
+
+    def replace_version(self, new: VariableTracker) -> None:
+        """Swap older versions of `new`'s object for `new` in this frame's stack, locals and cells."""
+        self.stack = replace_version(self.stack, new)
+        self.symbolic_locals = replace_version(self.symbolic_locals, new)
+        self.cells = replace_version(self.cells, new)
+
+    def depth(self) -> int:
+        """How many translators inlined this one (0 for the compiled frame)."""
+        return 0 if self.parent is None else self.parent.depth() + 1
+
+    def cell_source(self, name: str) -> Source | None:
+        """Where a cell made by MAKE_CELL lives outside tracing (the root frame's own cells)."""
+        return None
+
+    # -- where we are in the user's code ---------------------------------------------
+
+    def lineno(self) -> int | None:
+        inst = self.current_instruction
+        if inst is not None and inst.positions is not None and inst.positions.lineno is not None:
+            return inst.positions.lineno
+        return self.code.co_firstlineno
+
+    def user_frame(self) -> UserFrame:
+        lineno = self.lineno()
+        line = linecache.getline(self.code.co_filename, lineno or 0).strip()
+        return UserFrame(self.code.co_filename, lineno, self.code.co_name, line)
+
+    def frames(self) -> list[UserFrame]:
+        """This frame and the ones that inlined it, outermost first."""
+        outer = self.parent.frames() if self.parent is not None else []
+        return [*outer, self.user_frame()]
+
+    def stack_trace(self) -> str:
+        """A traceback-style text of where a node was made, for `node.meta["stack_trace"]`."""
+        return "".join(
+            f'  File "{frame.filename}", line {frame.lineno}, in {frame.function}\n    {frame.line}\n'
+            for frame in self.frames()
+        )

@@ -1,0 +1,147 @@
+"""Handlers that read and write names: locals, constants, globals, cells, attributes (chapter 2).
+
+- LOAD_FAST pushes the tracker of a local (a lazy input is pushed as it is:
+  realizing it is the job of whoever *uses* it); STORE_FAST names the value
+  (a tensor's node is renamed after its first variable, as in torch.compile).
+- LOAD_GLOBAL wraps the real global with a `G['name']` source; STORE_GLOBAL is
+  a side effect, replayed after the graph.
+- LOAD_DEREF / STORE_DEREF read and write the contents of cells; writing makes a
+  new version of the cell (a side effect if the cell outlives the frame).
+- LOAD_ATTR asks the object's tracker (`var_getattr`); LOAD_METHOD does the same
+  and pushes a NULL below, which is what 3.11's CALL expects.
+
+Compare with TorchDynamo: `LOAD_FAST`, `STORE_FAST`, `LOAD_GLOBAL`,
+`LOAD_DEREF`, `STORE_DEREF`, `LOAD_ATTR`, `LOAD_METHOD` in
+`torch/_dynamo/symbolic_convert.py`.
+"""
+
+from __future__ import annotations
+
+import builtins
+from typing import TYPE_CHECKING
+
+from minidynamo.bytecode import Instruction
+from minidynamo.exc import graph_break
+from minidynamo.sources import AttrSource, GlobalSource, ImportSource
+from minidynamo.variables import (
+    CellVariable,
+    ConstantVariable,
+    NullVariable,
+    VariableBuilder,
+    constant,
+    new_object_id,
+)
+from minidynamo.variables.lazy import LazyVariableTracker
+
+if TYPE_CHECKING:
+    from minidynamo.translator.base import InstructionTranslatorBase
+
+
+class LoadStoreHandlers:
+    """Locals, constants, globals, cells and attributes."""
+
+    ## Locals
+
+    def LOAD_FAST(self: InstructionTranslatorBase, inst: Instruction) -> None:
+        if inst.argval not in self.symbolic_locals:
+            graph_break("undefined variable", f"local variable {inst.argval!r} is read before assignment")
+        value = self.symbolic_locals[inst.argval]
+        self.push(value.unwrap() if isinstance(value, LazyVariableTracker) else value)
+
+    def STORE_FAST(self: InstructionTranslatorBase, inst: Instruction) -> None:
+        value = self.pop()
+        value.set_name_hint(inst.argval)
+        self.symbolic_locals[inst.argval] = value
+
+    def DELETE_FAST(self: InstructionTranslatorBase, inst: Instruction) -> None:
+        self.symbolic_locals.pop(inst.argval, None)
+
+    def LOAD_CONST(self: InstructionTranslatorBase, inst: Instruction) -> None:
+        self.push(constant(inst.argval))
+
+    ## Globals
+
+    def LOAD_GLOBAL(self: InstructionTranslatorBase, inst: Instruction) -> None:
+        if inst.arg & 1:
+            self.push(NullVariable())
+        self.push(load_global(self, inst.argval))
+
+    def STORE_GLOBAL(self: InstructionTranslatorBase, inst: Instruction) -> None:
+        self.output.side_effects.store_global(self.f_globals, inst.argval, self.pop())
+
+    ## Cells (closures)
+
+    def MAKE_CELL(self: InstructionTranslatorBase, inst: Instruction) -> None:
+        contents = self.symbolic_locals.pop(inst.argval, None)
+        cell = CellVariable(contents, source=self.cell_source(inst.argval), object_id=new_object_id())
+        self.output.side_effects.track_new(cell)
+        self.cells[inst.argval] = cell
+
+    def COPY_FREE_VARS(self: InstructionTranslatorBase, inst: Instruction) -> None:
+        pass  # the translator received its free variables' cells when it was made
+
+    def LOAD_CLOSURE(self: InstructionTranslatorBase, inst: Instruction) -> None:
+        self.push(self.cells[inst.argval])
+
+    def LOAD_DEREF(self: InstructionTranslatorBase, inst: Instruction) -> None:
+        contents = self.cells[inst.argval].contents
+        if contents is None:
+            graph_break("undefined variable", f"free variable {inst.argval!r} is read before assignment")
+        self.push(contents)
+
+    def STORE_DEREF(self: InstructionTranslatorBase, inst: Instruction) -> None:
+        cell = self.cells[inst.argval]
+        self.output.side_effects.mutate(cell.clone(contents=self.pop()))
+
+    def DELETE_DEREF(self: InstructionTranslatorBase, inst: Instruction) -> None:
+        cell = self.cells[inst.argval]
+        self.output.side_effects.mutate(cell.clone(contents=None))
+
+    ## Attributes
+
+    def LOAD_ATTR(self: InstructionTranslatorBase, inst: Instruction) -> None:
+        self.push(self.pop().var_getattr(self, inst.argval))
+
+    def LOAD_METHOD(self: InstructionTranslatorBase, inst: Instruction) -> None:
+        obj = self.pop()
+        self.push(NullVariable())
+        self.push(obj.var_getattr(self, inst.argval))
+
+    def STORE_ATTR(self: InstructionTranslatorBase, inst: Instruction) -> None:
+        obj, value = self.pop(), self.pop()
+        obj.call_method(self, "__setattr__", [ConstantVariable(inst.argval), value], {})
+
+    ## Imports
+
+    def IMPORT_NAME(self: InstructionTranslatorBase, inst: Instruction) -> None:
+        level, fromlist = (value.as_python_constant() for value in self.popn(2))
+        if level != 0:
+            graph_break("unsupported Python feature", f"relative import of {inst.argval!r}")
+        module = __import__(inst.argval, self.f_globals, None, fromlist, level)
+        name = inst.argval if fromlist else inst.argval.split(".")[0]
+        self.push(VariableBuilder(self.output, ImportSource(name))(module))
+
+    def IMPORT_FROM(self: InstructionTranslatorBase, inst: Instruction) -> None:
+        self.push(self.stack[-1].var_getattr(self, inst.argval))
+
+
+def load_global(self: InstructionTranslatorBase, name: str):  # noqa: ANN201 (a VariableTracker)
+    """The tracker of global `name`: a pending write, the module's global, or a builtin."""
+    written = self.output.side_effects.load_global(self.f_globals, name)
+    if written is not None:
+        return written
+    if name in self.f_globals:
+        return VariableBuilder(self.output, global_source(self, name))(self.f_globals[name])
+    builtin_namespace = self.f_globals.get("__builtins__", builtins)
+    if isinstance(builtin_namespace, dict) and name in builtin_namespace:
+        return VariableBuilder(self.output, None)(builtin_namespace[name])
+    if hasattr(builtin_namespace, name):
+        return VariableBuilder(self.output, None)(getattr(builtin_namespace, name))
+    graph_break("undefined variable", f"global name {name!r} is not defined")
+
+
+def global_source(self: InstructionTranslatorBase, name: str):  # noqa: ANN201 (a Source)
+    """`G['name']` in the compiled frame's module; `__import__('mod').name` elsewhere."""
+    if self.f_globals is self.output.f_globals:
+        return GlobalSource(name)
+    return AttrSource(ImportSource(self.f_globals["__name__"]), name)

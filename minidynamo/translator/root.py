@@ -1,0 +1,69 @@
+"""InstructionTranslator: the translator of the frame being compiled (chapter 2).
+
+It differs from the base in where it starts and how it ends:
+
+- it starts from the frame's actual arguments, each wrapped *lazily*
+  (`LazyVariableTracker` with source `L['name']`), and its free variables'
+  cells from the function's real closure;
+- its RETURN_VALUE finishes the frame: the OutputGraph compiles the graph and
+  writes the instructions of the transformed code (`output_instructions`).
+
+Compare with TorchDynamo: `InstructionTranslator` and its `RETURN_VALUE` /
+`_return` in `torch/_dynamo/symbolic_convert.py`.
+"""
+
+from __future__ import annotations
+
+import types
+from typing import TYPE_CHECKING, Any
+
+from minidynamo.bytecode import Instruction, scan
+from minidynamo.sources import LocalCellSource, LocalSource, Source
+from minidynamo.translator.base import InstructionTranslatorBase
+from minidynamo.variables import CellVariable, VariableTracker, new_object_id
+from minidynamo.variables.lazy import LazyVariableTracker
+
+if TYPE_CHECKING:
+    from minidynamo.output_graph import OutputGraph
+
+
+class InstructionTranslator(InstructionTranslatorBase):
+    """Traces the compiled frame from its arguments to its RETURN_VALUE."""
+
+    def __init__(
+        self,
+        code: types.CodeType,
+        f_locals: dict[str, Any],
+        f_globals: dict[str, Any],
+        closure: tuple[types.CellType, ...] | None,
+        output: OutputGraph,
+    ) -> None:
+        symbolic_locals: dict[str, VariableTracker] = {
+            name: LazyVariableTracker(value, output, source=LocalSource(name, is_cell=name in code.co_cellvars))
+            for name, value in f_locals.items()
+        }
+        cells = {
+            name: self.free_variable_cell(output, name, cell)
+            for name, cell in zip(code.co_freevars, closure or ())
+        }
+        super().__init__(output, code, scan(code), symbolic_locals, f_globals, cells)
+        self.output_instructions: list[Instruction] = []
+
+    @staticmethod
+    def free_variable_cell(output: OutputGraph, name: str, cell: types.CellType) -> VariableTracker:
+        """The cell of a free variable; its contents are read lazily with LOAD_DEREF."""
+        try:
+            contents = cell.cell_contents
+        except ValueError:  # an empty cell
+            tracker = None
+        else:
+            tracker = LazyVariableTracker(contents, output, source=LocalSource(name, is_cell=True))
+        variable = CellVariable(tracker, source=LocalCellSource(name), object_id=new_object_id())
+        return output.side_effects.track_existing(cell, variable)
+
+    def cell_source(self, name: str) -> Source | None:
+        return LocalCellSource(name)
+
+    def RETURN_VALUE(self, inst: Instruction) -> None:
+        self.return_value = self.pop()
+        self.output_instructions = self.output.compile_subgraph(self, self.return_value)

@@ -1,0 +1,68 @@
+"""release: a student edition with no answers, whose tests pass once the answers are back."""
+
+import ast
+import shutil
+
+import pytest
+
+from course.generate import is_stub
+from course.manifest import load_chapters
+from course.release import release, round_trip
+from course.source import read_module
+from course_helpers import course
+
+
+@pytest.fixture(scope="module")
+def edition(tmp_path_factory):
+    from course_helpers import make_repo
+    root = make_repo(tmp_path_factory.mktemp("source") / "repo")
+    out = tmp_path_factory.mktemp("release") / "student"
+    assert release(root, out) == 0
+    return root, out
+
+
+def test_the_release_has_no_solutions_and_no_answers(edition):
+    root, out = edition
+    assert not (out / "solutions").exists() and not (out / "tests/course").exists()
+    assert (out / "exercises/ch01/ops.py").read_text() == (root / "exercises/ch01/ops.py").read_text()
+    ops = (out / "toydynamo/ops.py").read_text()
+    ast.parse(ops)
+    assert "operator.add(a, b)" not in ops and "self.count += by" not in ops
+    assert "def apply(" in ops and "self.count = 0" in ops             # the rest is kept
+    for chapter in load_chapters(out):
+        for task in chapter.tasks:
+            definition = read_module(out, task.module).definition(task.qualname)
+            assert is_stub(definition, task), task.id
+
+
+def test_the_release_is_fresh_and_generates_no_solutions(edition):
+    _, out = edition
+    assert course(out, "check").returncode == 0
+    run = course(out, "generate")
+    assert run.returncode == 0 and not (out / "solutions").exists()
+
+
+def test_tests_fail_as_shipped_and_pass_with_the_solutions_put_back(edition):
+    root, out = edition
+    assert round_trip(root, out) == []
+
+
+def test_the_round_trip_notices_a_leak(edition, tmp_path):
+    root, out = edition
+    leaky = tmp_path / "leaky"
+    shutil.copytree(out, leaky)
+    shutil.copy(root / "toydynamo/ops.py", leaky / "toydynamo/ops.py")   # answers shipped
+    (leaky / "exercises/ch02/pipeline.py").write_text(
+        (root / "solutions/ch02/pipeline.py").read_text())                # and a stub answered
+    problems = round_trip(root, leaky)
+    assert "the release's package still answers ch01.1 (toydynamo.ops:add)" in problems
+    assert "passes as shipped: exercises/ch02/test_pipeline.py::test_total" in problems
+
+
+def test_release_refuses_stale_files_and_a_used_directory(repo, tmp_path, capsys):
+    (tmp_path / "used").mkdir()
+    (tmp_path / "used/file").write_text("")
+    assert release(repo, tmp_path / "used") == 1
+    (repo / "solutions/ch01/ops.py").unlink()
+    assert release(repo, tmp_path / "new") == 1
+    assert "generated files are stale" in capsys.readouterr().out
