@@ -4,7 +4,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: docs docs-build test test-package check-generated verify docs-strict notebooks grade bench scan demo clean
+.PHONY: docs docs-strict test check-generated verify notebooks grade gradescope release bench scan clean
 
 $(STAMP): pyproject.toml
 	@command -v $(PYTHON) >/dev/null 2>&1 || { \
@@ -33,13 +33,28 @@ test: $(STAMP)
 	$(PY) -m course check
 	$(PY) -m course verify
 	$(PY) -m mkdocs build --strict --site-dir site
+	$(PY) -m course notebooks --check --execute
+
+check-generated: $(STAMP)
+	$(PY) -m course check
+
+verify: $(STAMP)
+	$(PY) -m course verify
+
+notebooks: $(STAMP)
 	$(PY) -m course notebooks --execute
 
 grade: $(STAMP)
 	$(PY) -m course grade --impl student --out grades
 
+gradescope: $(STAMP)
+	$(PY) -m course package gradescope --out dist/gradescope-autograder.zip
+
+release: $(STAMP)
+	$(PY) -m course release --out dist/student-edition --check
+
 bench: $(STAMP)
-	$(PY) benchmarks/bench_bytecode.py
+	for bench in benchmarks/bench_*.py; do $(PY) $$bench || exit 1; done
 
 scan: $(STAMP)
 	$(PY) -m minidynamo.scan $(TARGET)

@@ -45,14 +45,15 @@ def _check(args) -> int:
 
 def _verify(args) -> int:
     from course.verify import verify
-    return verify(args.root, args.chapters, jobs=args.jobs, timeout=args.timeout)
+    return verify(args.root, args.chapters, jobs=args.jobs, timeout=args.timeout,
+                  coupling=args.coupling, warm=not args.no_fork)
 
 
 def _grade(args) -> int:
     from course.grade import grade
     return grade(args.root, args.chapters, impl=args.impl, out=args.out, timeout=args.timeout,
                  chapter_timeout=args.chapter_timeout, cumulative=args.cumulative,
-                 jobs=args.jobs)
+                 jobs=args.jobs, warm=not args.no_fork)
 
 
 def _package(args) -> int:
@@ -72,10 +73,8 @@ def _release(args) -> int:
     return release(args.root, args.out, check_round_trip=args.check)
 
 
-def _notebooks(args) -> int:
-    from course.notebooks import main
-    extra = ["--root", str(args.root)] if args.root != DEFAULT_ROOT else []
-    return main(list(args.rest) + extra)
+NO_FORK = ("start a new interpreter for every pytest run instead of forking this one "
+           "after importing the package once (slower; for debugging)")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -99,6 +98,9 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_argument("chapters", nargs="*")
     sub.add_argument("--jobs", type=int, default=None, help="parallel pytest runs (default: CPUs)")
     sub.add_argument("--timeout", type=float, default=60, help="seconds per test (default: 60)")
+    sub.add_argument("--coupling", action="store_true",
+                     help="also report tests of other tasks that fail when one task is a stub")
+    sub.add_argument("--no-fork", action="store_true", help=NO_FORK)
     sub = add("grade", _grade, "score a submission chapter by chapter")
     sub.add_argument("chapters", nargs="*")
     sub.add_argument("--impl", choices=["student", "solution", "stub"], default="student")
@@ -108,6 +110,7 @@ def build_parser() -> argparse.ArgumentParser:
                      help="seconds per chapter's whole run (default: 1800)")
     sub.add_argument("--cumulative", action="store_true", help="plug every chapter up to each one")
     sub.add_argument("--jobs", type=int, default=1, help="chapters graded in parallel")
+    sub.add_argument("--no-fork", action="store_true", help=NO_FORK)
     sub = add("package", _package, "build a Gradescope autograder zip")
     sub.add_argument("kind", choices=["gradescope"])
     sub.add_argument("chapters", nargs="*", help="chapters it grades (default: all)")
@@ -120,12 +123,16 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_argument("--out", type=Path, required=True)
     sub.add_argument("--check", action="store_true",
                      help="then prove it: tests fail as shipped, pass with the solutions put back")
-    sub = add("notebooks", _notebooks, "generate (and --execute) the lab notebooks")
-    sub.add_argument("rest", nargs=argparse.REMAINDER, help="options of course/notebooks.py")
+    commands.add_parser("notebooks", help="the lab notebooks: [--check] [--execute] "
+                                          "(course/notebooks.py parses its own options)")
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv[:1] == ["notebooks"]:   # its own command line, written next to the notebooks
+        from course.notebooks import main as notebooks
+        return notebooks(argv[1:])
     args = build_parser().parse_args(argv)
     started = time.perf_counter()
     try:

@@ -73,7 +73,7 @@ def _status(outcome: str) -> str:
 
 def grade(root: Path, names: list[str] | None = None, *, impl: str = "student",
           out: Path = Path("grades"), timeout: float = 30, chapter_timeout: float = 1800,
-          cumulative: bool = False, jobs: int = 1) -> int:
+          cumulative: bool = False, jobs: int = 1, warm: bool = True) -> int:
     """Grade the named chapters (default: all), write the reports to `out`, print the table."""
     chapters = load_chapters(root, names)
     if not chapters:
@@ -82,7 +82,7 @@ def grade(root: Path, names: list[str] | None = None, *, impl: str = "student",
     warnings = {chapter.name: tampering(chapter) for chapter in chapters}
     configs = [RunConfig(chapter, impl=impl, cumulative=cumulative, timeout=timeout,
                          chapter_timeout=chapter_timeout) for chapter in chapters]
-    runs = run_many(configs, jobs)
+    runs = run_many(configs, jobs, warm=warm)
     result = Grade(impl, [score_chapter(run.config.chapter, run, warnings[run.config.chapter.name])
                           for run in runs])
     files = write_reports(result, out)

@@ -201,6 +201,9 @@ class Plugboard:
 
     def __init__(self, root: Path | None = None):
         self.root = Path(root).resolve() if root else None
+        self._reset()
+
+    def _reset(self) -> None:
         self.forward: dict[int, tuple[object, object]] = {}
         self.backward: dict[int, tuple[object, object]] = {}
         self.namespaces: list[dict] = []       # loaded files' namespaces
@@ -288,7 +291,7 @@ class Plugboard:
         for cls, name in reversed(self.added):
             if name in vars(cls):
                 delattr(cls, name)
-        self.__init__(self.root)
+        self._reset()
 
     def _package_namespaces(self) -> list[dict]:
         return [vars(module) for name, module in list(sys.modules.items())

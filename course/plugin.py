@@ -12,13 +12,14 @@ collection (`course/plugging.py`) and takes them out at the end:
 A graded test is marked `@pytest.mark.task("ch01.1")`; the task's points (from the
 manifest) are split evenly among its tests. A test that fails because a task is still a
 stub, or could not be loaded, fails with one line naming the task instead of a
-traceback. The summary at the end gives points per task. In a student edition, where the
-package's own bodies are stubs, every chapter is plugged, so the student's earlier (and
-later) chapters stand in for the answers the package does not have. Graded tests run with the
-package's `config.strict` set, where the package has one (`strict_mode`).
+traceback. The summary at the end gives points per task. Graded tests run with the
+package's `config.strict` set, where the package has one (`strict_mode`). In a student
+edition, where the package's own bodies are stubs, every chapter is plugged: the
+student's other chapters stand in for the answers the package does not have.
 
 Internal options, used by `python -m course verify` and `grade`: `--stub-task=ID` (stub
-exactly that task, take the rest from the solutions, run only its tests), `--impl-dir`
+exactly that task, take the rest from the solutions, run only its tests; with
+`--all-tests`, run them all), `--impl-dir`
 (take exercise files from a directory, the solutions for the others), `--course-log`
 (a JSON-lines record of what was collected and how each test ended; it survives a crash)
 and `--course-root`.
@@ -157,6 +158,8 @@ def pytest_addoption(parser) -> None:
                     help="plug in every chapter up to the one being run")
     group.addoption("--stub-task", metavar="ID", help="internal (verify): stub exactly this "
                     "task, take the rest from the solutions, run only its tests")
+    group.addoption("--all-tests", action="store_true", help="internal (verify --coupling): "
+                    "with --stub-task, run every test of the chapter")
     group.addoption("--impl-dir", metavar="DIR", help="internal (verify): exercise files from "
                     "DIR, the solutions for files it lacks")
     group.addoption("--course-log", metavar="FILE", help="internal (grade): JSON-lines record")
@@ -273,7 +276,7 @@ def pytest_collection_modifyitems(session, config, items) -> None:
         record = course.records.get(item.nodeid)
         if record is not None:
             item.user_properties += [("task", ",".join(record.tasks)), ("points", record.points)]
-    if course.stub_task is not None:
+    if course.stub_task is not None and not config.getoption("all_tests"):
         keep = [item for item in items if course.stub_task in getattr(
             course.records.get(item.nodeid), "tasks", [])]
         config.hook.pytest_deselected(items=[item for item in items if item not in keep])
@@ -286,7 +289,8 @@ def pytest_collection_modifyitems(session, config, items) -> None:
 
 def pytest_collectreport(report) -> None:
     if report.failed and _ACTIVE is not None:
-        _ACTIVE.collection_errors.append(f"{report.nodeid}: {str(report.longrepr).strip()[-1500:]}")
+        error = str(report.longrepr).strip()[-1500:]
+        _ACTIVE.collection_errors.append(f"{report.nodeid}: {error}")
 
 
 def _share_points(course: CourseSession) -> None:
@@ -404,7 +408,8 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:
     earned_total = max_total = 0.0
     for chapter in course.selected:
         for task in course.chapters[chapter].tasks:
-            ran = [r for r in course.records.values() if task.id in r.tasks and r.outcome]
+            ran = [r for r in course.records.values()   # skipped tests count for nothing
+                   if task.id in r.tasks and r.outcome not in ("", "skipped")]
             if not ran:
                 continue
             maximum = sum(r.shares[task.id] for r in ran)

@@ -171,8 +171,8 @@ def junit_xml(grade: Grade) -> str:
             skipped=str(sum(t.status == "skipped" for t in chapter.tests)), errors="0",
             time=f"{chapter.seconds:.3f}")
         properties = ElementTree.SubElement(suite, "properties")
-        for name, value in [("title", chapter.chapter.title), ("score", chapter.score),
-                            ("max_score", chapter.max_score), ("impl", grade.impl),
+        for name, value in [("title", chapter.chapter.title), ("score", round(chapter.score, 4)),
+                            ("max_score", round(chapter.max_score, 4)), ("impl", grade.impl),
                             *[("warning", w) for w in chapter.warnings]]:
             ElementTree.SubElement(properties, "property", name=name, value=str(value))
         for test in chapter.tests:

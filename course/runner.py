@@ -1,22 +1,28 @@
 """Running one chapter's graded tests in a fresh pytest process, and reading the results.
 
-Each run is `python -m pytest exercises/chNN` in its own process (a crash or a hang
-costs that run only), with a per-test timeout from pytest-timeout, a JUnit XML file and
-the plugin's JSON-lines log. The log says which tests were collected with which points
-before any ran, and how each one ended, so a run that dies half-way still accounts for
-every test. The JUnit XML gives each test's outcome and its failure text.
+Each run is `pytest exercises/chNN` in its own process (a crash or a hang costs that run
+only), with a per-test timeout from pytest-timeout, a JUnit XML file and the plugin's
+JSON-lines log. The process is a new interpreter, or (`warm`) a fork of this one after
+it has imported the package once, which saves the torch import in every run. The log
+says which tests were collected with which points before any ran, and how each one
+ended, so a run that dies half-way still accounts for every test. The JUnit XML gives
+each test's outcome and its failure text.
 """
 
 from __future__ import annotations
 
+import faulthandler
+import importlib
 import json
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
 import tempfile
 import time
+import traceback
 import xml.etree.ElementTree as ElementTree
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -36,6 +42,7 @@ class RunConfig:
     chapter: Chapter
     impl: str = "student"
     stub_task: str | None = None
+    all_tests: bool = False        # with stub_task: run every test, not only the task's
     impl_dir: Path | None = None
     cumulative: bool = False
     timeout: float = 30            # seconds per test
@@ -52,6 +59,8 @@ class RunConfig:
             args.append(f"--timeout={self.timeout:g}")
         if self.stub_task:
             args.append(f"--stub-task={self.stub_task}")
+        if self.all_tests:
+            args.append("--all-tests")
         if self.impl_dir is not None:
             args.append(f"--impl-dir={self.impl_dir}")
         if self.cumulative:
@@ -100,28 +109,44 @@ class ChapterRun:
 
 def run_chapter(config: RunConfig) -> ChapterRun:
     """Run a chapter's graded tests in a fresh process and collect what happened."""
-    run = ChapterRun(config)
     started = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="course-run-") as scratch:
-        junit, log, output = (Path(scratch) / name
-                              for name in ("junit.xml", "log.jsonl", "out.txt"))
-        run.returncode, timed_out = _run_pytest(config, junit, log, output)
-        text = output.read_text(encoding="utf-8", errors="replace")
-        run.output_tail = text[-OUTPUT_LIMIT:]
-        events = _read_log(log)
-        _collect(run, events, junit)
-        run.problem = _problem(run, events, timed_out, text)
-    run.seconds = time.perf_counter() - started
-    return run
+        returncode, timed_out = _run_pytest(config, *_paths(scratch))
+        return _result(config, scratch, returncode, timed_out, time.perf_counter() - started)
 
 
-def run_many(configs: list[RunConfig], jobs: int | None = None) -> list[ChapterRun]:
-    """Run several configurations, `jobs` at a time, results in the given order."""
+def run_many(configs: list[RunConfig], jobs: int | None = None, *,
+             warm: bool = False) -> list[ChapterRun]:
+    """Run several configurations, `jobs` at a time, results in the given order.
+
+    `warm`: import the package once here and fork each run from this process, instead
+    of starting a new interpreter that imports it (torch) again; each run is still a
+    process of its own. Used when every configuration has the same root.
+    """
     jobs = max(1, jobs or os.cpu_count() or 1)
+    if warm and len(configs) > 1 and _preload(configs):
+        return _run_forked(configs, jobs)
     if jobs == 1 or len(configs) <= 1:
         return [run_chapter(config) for config in configs]
     with ThreadPoolExecutor(max_workers=min(jobs, len(configs))) as pool:
         return list(pool.map(run_chapter, configs))
+
+
+def _paths(scratch: str) -> tuple[Path, Path, Path]:
+    """(junit.xml, the plugin's log, pytest's output) of one run."""
+    return tuple(Path(scratch) / name for name in ("junit.xml", "log.jsonl", "out.txt"))
+
+
+def _result(config: RunConfig, scratch: str, returncode: int, timed_out: bool,
+            seconds: float) -> ChapterRun:
+    junit, log, output = _paths(scratch)
+    run = ChapterRun(config, returncode=returncode, seconds=seconds)
+    text = output.read_text(encoding="utf-8", errors="replace") if output.is_file() else ""
+    run.output_tail = text[-OUTPUT_LIMIT:]
+    events = _read_log(log)
+    _collect(run, events, junit)
+    run.problem = _problem(run, events, timed_out, text)
+    return run
 
 
 def _run_pytest(config: RunConfig, junit: Path, log: Path, output: Path) -> tuple[int, bool]:
@@ -137,6 +162,76 @@ def _run_pytest(config: RunConfig, junit: Path, log: Path, output: Path) -> tupl
         except subprocess.TimeoutExpired:
             os.killpg(process.pid, signal.SIGKILL)
             return process.wait(), True
+
+
+# -- warm runs: import once, fork each run -------------------------------------------------
+
+def _preload(configs: list[RunConfig]) -> bool:
+    """Import the package modules the manifests name, from the runs' one root."""
+    roots = {config.chapter.root for config in configs}
+    if not hasattr(os, "fork") or len(roots) != 1:
+        return False
+    root = roots.pop()
+    sys.path.insert(0, str(root))
+    try:
+        import pytest  # noqa: F401  (imported once, here, for every run)
+        modules = [importlib.import_module(task.module)
+                   for config in configs for task in config.chapter.tasks]
+    except Exception:   # a broken package: let each run report it in its own process
+        return False
+    return all(Path(m.__file__).resolve().is_relative_to(root) for m in modules)
+
+
+def _run_forked(configs: list[RunConfig], jobs: int) -> list[ChapterRun]:
+    """Fork up to `jobs` runs at a time; a run past its chapter_timeout is killed."""
+    results: list[ChapterRun | None] = [None] * len(configs)
+    pending = list(enumerate(configs))
+    running: dict[int, tuple[int, float, str]] = {}   # pid -> (index, start, scratch)
+    while pending or running:
+        while pending and len(running) < jobs:
+            index, config = pending.pop(0)
+            scratch = tempfile.mkdtemp(prefix="course-run-")
+            running[_fork_pytest(config, scratch)] = (index, time.perf_counter(), scratch)
+        for pid, (index, started, scratch) in list(running.items()):
+            done, status = os.waitpid(pid, os.WNOHANG)
+            timed_out = not done and time.perf_counter() - started > configs[index].chapter_timeout
+            if timed_out:
+                os.killpg(pid, signal.SIGKILL)
+                done, status = os.waitpid(pid, 0)
+            if done:
+                del running[pid]
+                results[index] = _result(configs[index], scratch, os.waitstatus_to_exitcode(status),
+                                         timed_out, time.perf_counter() - started)
+                shutil.rmtree(scratch, ignore_errors=True)
+        time.sleep(0.01)
+    return results
+
+
+def _fork_pytest(config: RunConfig, scratch: str) -> int:
+    """Start `pytest` for one configuration in a forked child; return its pid."""
+    junit, log, output = _paths(scratch)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    pid = os.fork()
+    if pid:
+        return pid
+    code = 3
+    try:
+        os.setsid()
+        sink = os.open(output, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
+        os.dup2(sink, 1)
+        os.dup2(sink, 2)
+        os.chdir(config.chapter.root)
+        sys.dont_write_bytecode = True
+        faulthandler.enable()
+        import pytest
+        code = int(pytest.main(config.arguments(junit, log)))
+    except BaseException:   # the child must never return into the parent's code
+        traceback.print_exc()
+    finally:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
 
 
 def _read_log(path: Path) -> list[dict]:

@@ -10,6 +10,9 @@ For every chapter with a manifest:
 5. each known-bad submission under `tests/course/bad/<name>/` loses the tasks its
    `expect.toml` lists (and, unless `exact = false`, no others).
 
+With `--coupling`, each stubbed run runs every test of the chapter and reports the tests
+of *other* tasks that fail too: points a student who skips that task also loses.
+
 Each configuration is one pytest process; they run in parallel. A known-bad submission
 is a directory of exercise files for one chapter (files it lacks come from the
 solutions) and an `expect.toml`:
@@ -83,7 +86,7 @@ class Findings:
 
 
 def verify(root: Path, names: list[str] | None = None, *, jobs: int | None = None,
-           timeout: float = 60) -> int:
+           timeout: float = 60, coupling: bool = False, warm: bool = True) -> int:
     """Run every check on the named chapters (default: all); 0 when all hold."""
     started = time.perf_counter()
     chapters = load_chapters(root, names)
@@ -95,11 +98,12 @@ def verify(root: Path, names: list[str] | None = None, *, jobs: int | None = Non
     configs = []
     for chapter in chapters:
         configs.append(RunConfig(chapter, impl="solution", timeout=timeout, label="solution"))
-        configs += [RunConfig(chapter, stub_task=task.id, timeout=timeout, label=task.id)
-                    for task in chapter.tasks]
+        configs += [RunConfig(chapter, stub_task=task.id, all_tests=coupling, timeout=timeout,
+                              label=task.id) for task in chapter.tasks]
     configs += [RunConfig(by_name[b.chapter], impl="student", impl_dir=b.path, timeout=timeout,
                           label=f"bad:{b.name}") for b in bad]
-    runs = {(run.config.chapter.name, run.config.label): run for run in run_many(configs, jobs)}
+    runs = {(run.config.chapter.name, run.config.label): run
+            for run in run_many(configs, jobs, warm=warm)}
     findings = Findings()
     for chapter in chapters:
         print(f"{chapter.name}  {chapter.title}")
@@ -155,14 +159,30 @@ def _check_stub(task_id: str, solution: ChapterRun, run: ChapterRun, findings: F
     if run.problem:
         findings.fail(f"{task_id} stubbed: {run.problem}")
         return
-    passing = [test.nodeid for test in run.tests if test.passed]
+    _report_coupling(task_id, solution, run, findings)
+    passing = [test.nodeid for test in run.tests if test.passed and task_id in test.tasks]
     for nodeid in passing:
         findings.fail(f"{task_id} stubbed: a stub passes test {nodeid}")
-    ran = {test.nodeid for test in run.tests}
+    ran = {test.nodeid for test in run.tests if task_id in test.tasks}
     for nodeid in (n for n in expected if n not in ran):
         findings.fail(f"{task_id} stubbed: {nodeid} did not run")
     if not passing and ran >= set(expected):
         findings.ok(f"{task_id} stubbed: its {len(expected)} test(s) fail")
+
+
+def _report_coupling(task_id: str, solution: ChapterRun, run: ChapterRun,
+                     findings: Findings) -> None:
+    """Tests of other tasks that pass on the solutions but fail with `task_id` stubbed."""
+    fine = {test.nodeid for test in solution.tests if test.passed}
+    lost: dict[str, int] = {}
+    for test in run.tests:
+        if task_id not in test.tasks and test.nodeid in fine and not test.passed:
+            for other in test.tasks:
+                lost[other] = lost.get(other, 0) + 1
+    if lost:
+        counts = ", ".join(f"{count} of {other}" for other, count in sorted(lost.items()))
+        findings.warn(f"{task_id} stubbed: also fails tests of other tasks ({counts}); "
+                      f"a student who skips {task_id} loses those too")
 
 
 def _check_bad(bad: BadSubmission, run: ChapterRun, findings: Findings) -> None:

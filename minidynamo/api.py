@@ -75,14 +75,28 @@ class OptimizedModule(torch.nn.Module):
         if has_hooks(module):
             log.warning("minidynamo: %s has hooks; running it eagerly", type(module).__name__)
             return module(*args, **kwargs)
-        forward = type(module).forward
-        return convert_frame.call_compiled(forward, (module, *args), kwargs, self._backend, self._fullgraph)
+        if type(module).__module__.startswith("torch.nn."):
+            # torch's own modules: compile a one-line frame that calls the module,
+            # as TorchDynamo does (`wrap_inline`), so inputs are named L['fn'], L['args'][0]
+            frame, args = wrap_inline(module), args
+        else:  # a user module: compile its forward, with `self` as a frame argument
+            frame, args = type(module).forward, (module, *args)
+        return convert_frame.call_compiled(frame, args, kwargs, self._backend, self._fullgraph)
 
     def __getattr__(self, name: str) -> Any:
         try:
             return super().__getattr__(name)
         except AttributeError:
             return getattr(self._orig_mod, name)
+
+
+def wrap_inline(fn: Callable[..., Any]) -> types.FunctionType:
+    """A Python frame around `fn`, to compile a call of something without bytecode of its own."""
+
+    def inner(*args: Any, **kwargs: Any) -> Any:
+        return fn(*args, **kwargs)
+
+    return inner
 
 
 def reset() -> None:

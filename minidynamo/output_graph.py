@@ -191,8 +191,8 @@ class OutputGraph:
     def compile_subgraph(self, tx: Translator, return_value: VariableTracker) -> list[Instruction]:
         """The body of the transformed frame: call the graph, replay, rebuild, return."""
         codegen = PyCodegen(self)
+        codegen(return_value)  # first, as TorchDynamo does: it decides the output order
         self.side_effects.codegen_replay(codegen)
-        codegen(return_value)
         codegen.append("RETURN_VALUE")
         return [*self.call_graph(codegen.graph_outputs), *codegen.instructions]
 

@@ -54,6 +54,11 @@ __all__ = [  # in the order of this file
 ]  # fmt: skip
 
 
+TORCH_TRACE_LOGGER = "torch._dynamo.symbolic_convert.__trace_bytecode"
+MINIDYNAMO_TRACE_LOGGER = "minidynamo.trace_bytecode"
+MINIDYNAMO_BREAKS_LOGGER = "minidynamo.graph_breaks"
+
+
 ## Backends ############################################################################
 
 
@@ -344,6 +349,7 @@ class RunResult:
     graphs: list[torch.fx.GraphModule] = dataclasses.field(default_factory=list)
     example_inputs: list[list] = dataclasses.field(default_factory=list)
     error: BaseException | None = None  # compiling itself failed (before any call)
+    graph_breaks: list[str] = dataclasses.field(default_factory=list)  # minidynamo's log
 
     @property
     def graph_count(self) -> int:
@@ -388,8 +394,10 @@ def run_minidynamo(
     a name is handed over as it is, so minidynamo's own backend lookup is tested."""
     api = _minidynamo_api()
     api.reset()
-    with strict_mode(strict):
-        return _run_compiled("minidynamo", api.compile, fn, calls, fullgraph, dynamic, backend)
+    with strict_mode(strict), _capture_log(MINIDYNAMO_BREAKS_LOGGER, str, silence=False) as breaks:
+        result = _run_compiled("minidynamo", api.compile, fn, calls, fullgraph, dynamic, backend)
+    result.graph_breaks = breaks
+    return result
 
 
 def _run_compiled(name, compile_fn, fn, calls, fullgraph, dynamic, backend) -> RunResult:
@@ -497,6 +505,7 @@ class Comparison:
             lines.append(f"  {run.name}: {run.graph_count} graph(s)")
             for number, ops in enumerate(run.normalized_graphs()):
                 lines.append(f"    graph {number}: " + ", ".join(f"{op}:{name}" for op, name in ops))
+            lines += [f"    graph break: {message}" for message in run.graph_breaks]
         return "\n".join(lines)
 
     def __str__(self) -> str:
@@ -565,6 +574,8 @@ def _describe_inputs(expected: tuple, actual: tuple) -> str | None:
 def _compare_graphs(reference: RunResult, candidate: RunResult) -> list[Difference]:
     if reference.graph_count != candidate.graph_count:
         counts = f"torch.compile captured {reference.graph_count} graph(s), minidynamo {candidate.graph_count}"
+        if candidate.graph_breaks:
+            counts += f" (first graph break: {candidate.graph_breaks[0].splitlines()[0]})"
         return [Difference("graph count", counts)]
     differences = []
     for number, (torch_gm, mini_gm) in enumerate(zip(reference.graphs, candidate.graphs)):
@@ -703,16 +714,12 @@ class TraceLine:
     depth: int = 0
 
 
-TORCH_TRACE_LOGGER = "torch._dynamo.symbolic_convert.__trace_bytecode"
-MINIDYNAMO_TRACE_LOGGER = "minidynamo.trace_bytecode"
-
-
 def torch_trace_log(fn: Callable, *args: Any, **kwargs: Any) -> list[TraceLine]:
     """TorchDynamo's ``trace_bytecode`` log (what ``TORCH_LOGS=trace_bytecode``
     prints) of compiling and calling ``fn(*args, **kwargs)`` once, eager backend."""
     torch._dynamo.reset()
     try:
-        with _capture_trace(TORCH_TRACE_LOGGER) as lines:
+        with _capture_log(TORCH_TRACE_LOGGER, _trace_line) as lines:
             torch.compile(fn, backend="eager")(*copy.deepcopy(args), **copy.deepcopy(kwargs))
     finally:
         torch._dynamo.reset()
@@ -726,7 +733,7 @@ def minidynamo_trace_log(fn: Callable, *args: Any, **kwargs: Any) -> list[TraceL
     api = _minidynamo_api()
     api.reset()
     try:
-        with strict_mode(), _capture_trace(MINIDYNAMO_TRACE_LOGGER) as lines:
+        with strict_mode(), _capture_log(MINIDYNAMO_TRACE_LOGGER, _trace_line) as lines:
             api.compile(fn, backend="eager")(*copy.deepcopy(args), **copy.deepcopy(kwargs))
     finally:
         api.reset()
@@ -734,35 +741,41 @@ def minidynamo_trace_log(fn: Callable, *args: Any, **kwargs: Any) -> list[TraceL
 
 
 @contextlib.contextmanager
-def _capture_trace(logger_name: str) -> Iterator[list[TraceLine]]:
-    """Switch a trace logger on (level DEBUG) and collect its lines, printing none.
+def _capture_log(logger_name: str, convert: Callable, *, silence: bool = True) -> Iterator[list]:
+    """Switch a logger on (level DEBUG) and collect ``convert(message)`` of each of
+    its records (None: skipped). With ``silence`` nothing else sees the records.
 
-    Both trace logs are plain ``logging`` loggers that the tracer checks with
-    ``isEnabledFor(DEBUG)``, so this is all ``set_logs(trace_bytecode=True)`` does
-    too, minus the printing (``propagate`` is off while capturing)."""
-    handler, logger = _TraceHandler(), logging.getLogger(logger_name)
+    The trace and graph-break logs of both tracers are plain ``logging`` loggers
+    checked with ``isEnabledFor(DEBUG)``, so this is what ``set_logs`` does too."""
+    handler, logger = _ListHandler(convert), logging.getLogger(logger_name)
     saved = logger.level, logger.propagate, logger.handlers
-    logger.propagate, logger.handlers = False, [handler]
+    logger.handlers = [handler] if silence else [*logger.handlers, handler]
+    logger.propagate = logger.propagate and not silence
     logger.setLevel(logging.DEBUG)  # setLevel, not assignment: it clears logging's cache
     try:
-        yield handler.lines
+        yield handler.items
     finally:
         logger.setLevel(saved[0])
         logger.propagate, logger.handlers = saved[1:]
 
 
-class _TraceHandler(logging.Handler):
-    """Keeps the ``TRACE OPNAME rest`` lines of a log, with their inlining depth."""
-
-    def __init__(self) -> None:
+class _ListHandler(logging.Handler):
+    def __init__(self, convert: Callable) -> None:
         super().__init__(level=logging.DEBUG)
-        self.lines: list[TraceLine] = []
+        self.convert, self.items = convert, []
 
     def emit(self, record: logging.LogRecord) -> None:
-        message = record.getMessage()
-        if message.startswith("TRACE "):
-            opname, _, text = message[len("TRACE "):].partition(" ")
-            self.lines.append(TraceLine(opname, text, _inlining_depth()))
+        item = self.convert(record.getMessage())
+        if item is not None:
+            self.items.append(item)
+
+
+def _trace_line(message: str) -> TraceLine | None:
+    """``TRACE OPNAME rest`` as a TraceLine (with its inlining depth), else None."""
+    if not message.startswith("TRACE "):
+        return None
+    opname, _, text = message[len("TRACE "):].partition(" ")
+    return TraceLine(opname, text, _inlining_depth())
 
 
 def _inlining_depth() -> int:

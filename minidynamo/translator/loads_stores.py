@@ -130,8 +130,8 @@ def load_global(self: InstructionTranslatorBase, name: str):  # noqa: ANN201 (a 
     written = self.output.side_effects.load_global(self.f_globals, name)
     if written is not None:
         return written
-    if name in self.f_globals:
-        return VariableBuilder(self.output, global_source(self, name))(self.f_globals[name])
+    if name in self.f_globals:  # lazy, like a frame argument
+        return LazyVariableTracker(self.f_globals[name], self.output, source=global_source(self, name))
     builtin_namespace = self.f_globals.get("__builtins__", builtins)
     if isinstance(builtin_namespace, dict) and name in builtin_namespace:
         return VariableBuilder(self.output, None)(builtin_namespace[name])

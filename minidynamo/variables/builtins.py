@@ -36,7 +36,7 @@ from minidynamo.variables.base import VariableTracker, constant_values, method_h
 from minidynamo.variables.constant import ConstantVariable, constant, fold
 from minidynamo.variables.dicts import ConstDictVariable, as_key, dict_items, set_from_values
 from minidynamo.variables.iterators import ListIteratorVariable
-from minidynamo.variables.lists import ListVariable, RangeVariable, SliceVariable, TupleVariable
+from minidynamo.variables.lists import ListVariable, RangeVariable, SliceVariable, TupleVariable, sorted_items
 from minidynamo.variables.tensor import TensorVariable
 
 if TYPE_CHECKING:
@@ -355,10 +355,23 @@ def _abs(tx: Translator, value: VariableTracker) -> VariableTracker:
     return call_operator(tx, operator.abs, [value])
 
 
-def _min_max(tx: Translator, *args: VariableTracker, pick: Callable[..., Any]) -> VariableTracker:
+def _sorted(tx: Translator, iterable: VariableTracker, key: VariableTracker | None = None,
+            reverse: VariableTracker | None = None) -> VariableTracker:
+    items = sorted_items(tx, iterable.unpack_var_sequence(tx), key, reverse)
+    return ListVariable(tuple(items), object_id=new_object_id())
+
+
+def _min_max(tx: Translator, *args: VariableTracker, pick: Callable[..., Any],
+             key: VariableTracker | None = None, default: VariableTracker | None = None) -> VariableTracker:
     """min/max: constants fold; tensors become torch.minimum/maximum or torch.clamp."""
     items = args[0].unpack_var_sequence(tx) if len(args) == 1 else list(args)
     items = [item.realize() for item in items]
+    if not items:
+        if default is None:
+            graph_break("exception in traced code", f"{pick.__name__}() of an empty sequence")
+        return default
+    if key is not None:
+        return _pick_by_key(tx, items, key, pick)
     values = constant_values(items)
     if values is not None:
         return constant(pick(values))
@@ -366,6 +379,16 @@ def _min_max(tx: Translator, *args: VariableTracker, pick: Callable[..., Any]) -
     for item in items[1:]:
         result = _min_max_pair(tx, pick, result, item)
     return result
+
+
+def _pick_by_key(
+    tx: Translator, items: list[VariableTracker], key: VariableTracker, pick: Callable[..., Any]
+) -> VariableTracker:
+    """min/max(items, key=key): the first item whose (constant) key is the extreme one."""
+    key_values = constant_values([key.call_function(tx, [item], {}) for item in items])
+    if key_values is None:
+        graph_break("unsupported operator", f"{pick.__name__}() with non-constant keys")
+    return items[key_values.index(pick(key_values))]
 
 
 def _min_max_pair(tx: Translator, pick: Callable[..., Any], a: VariableTracker, b: VariableTracker) -> VariableTracker:
@@ -398,14 +421,24 @@ def _print(tx: Translator, *args: VariableTracker, **kwargs: VariableTracker) ->
 
 
 def _super(tx: Translator, *args: VariableTracker) -> VariableTracker:
-    graph_break("unsupported Python feature", "super() is not modelled yet")
+    """super() in a method: the class from the `__class__` cell, the object from the first argument."""
+    from minidynamo.variables.user_defined import SuperVariable
+
+    if args:
+        owner, obj = args
+        return SuperVariable(owner.as_python_constant(), obj)
+    if "__class__" not in tx.cells or not tx.code.co_varnames:
+        graph_break("exception in traced code", "super(): no arguments outside a method")
+    first = tx.code.co_varnames[0]
+    obj = tx.cells[first].contents if first in tx.cells else tx.symbolic_locals[first]
+    return SuperVariable(tx.cells["__class__"].contents.as_python_constant(), obj)
 
 
 BUILTIN_HANDLERS: dict[Callable[..., Any], Callable[..., VariableTracker]] = {
     len: _len, isinstance: _isinstance, callable: _callable, type: _type,
     getattr: _getattr, hasattr: _hasattr, setattr: _setattr,
     range: _range, slice: _slice, iter: _iter, next: _next,
-    enumerate: _enumerate, zip: _zip, map: _map, filter: _filter, reversed: _reversed,
+    enumerate: _enumerate, zip: _zip, map: _map, filter: _filter, reversed: _reversed, sorted: _sorted,
     list: _list, tuple: _tuple, dict: _dict, set: _set,
     bool: _bool, operator.not_: _not, operator.truth: _bool,
     operator.is_: _is, operator.is_not: _is_not, abs: _abs,

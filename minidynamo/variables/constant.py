@@ -107,9 +107,23 @@ def constant(value: Any) -> VariableTracker:
         from minidynamo.variables.lists import SliceVariable
 
         return SliceVariable(constant(value.start), constant(value.stop), constant(value.step))
+    if type(value) in (list, dict, set):  # e.g. "a b".split(): a new mutable container
+        return _new_container(value)
     if not is_constant_value(value):
         graph_break("unsupported value", f"{type(value).__name__} value {value!r} is not a constant")
     return ConstantVariable(value)
+
+
+def _new_container(value: list | dict | set) -> VariableTracker:
+    from minidynamo.variables.base import new_object_id
+    from minidynamo.variables.dicts import ConstDictVariable, set_from_values
+    from minidynamo.variables.lists import ListVariable
+
+    if isinstance(value, list):
+        return ListVariable(tuple(constant(item) for item in value), object_id=new_object_id())
+    if isinstance(value, dict):
+        return ConstDictVariable({k: constant(v) for k, v in value.items()}, object_id=new_object_id())
+    return set_from_values(list(value))
 
 
 def fold(function: Any, args: Sequence[Any], kwargs: dict[str, Any]) -> VariableTracker:

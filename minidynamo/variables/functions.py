@@ -65,6 +65,8 @@ def bind_arguments(
     except TypeError as error:
         graph_break("exception in traced code", f"calling {code.co_name}(): {error}")
     bound.apply_defaults()
+    # inspect spells a comprehension's hidden parameter `.0` as `implicit0`
+    real_names = {f"implicit{name[1:]}": name for name in code.co_varnames if name.startswith(".")}
     local_variables = {}
     for name, value in bound.arguments.items():
         kind = signature.parameters[name].kind
@@ -72,7 +74,7 @@ def bind_arguments(
             value = TupleVariable(tuple(value))
         elif kind is inspect.Parameter.VAR_KEYWORD:
             value = ConstDictVariable(dict(value), object_id=new_object_id())
-        local_variables[name] = value
+        local_variables[real_names.get(name, name)] = value
     return local_variables
 
 

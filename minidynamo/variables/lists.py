@@ -43,6 +43,23 @@ def _as_index(tx: Translator, index: VariableTracker) -> int | slice:
     return index.as_python_constant()
 
 
+def sorted_items(
+    tx: Translator, items: list[VariableTracker], key: VariableTracker | None, reverse: VariableTracker | None
+) -> list[VariableTracker]:
+    """`sorted(items, key=key, reverse=reverse)` when the sort keys are constants."""
+    keys = [key.call_function(tx, [item], {}) for item in items] if key is not None and not (
+        key.is_python_constant() and key.as_python_constant() is None) else items
+    key_values = constant_values(keys)
+    if key_values is None:
+        graph_break("unsupported operator", "sorting values whose sort keys are not constants")
+    descending = bool(reverse.as_python_constant()) if reverse is not None else False
+    try:
+        order = sorted(range(len(items)), key=lambda index: key_values[index], reverse=descending)
+    except TypeError as error:
+        graph_break("exception in traced code", f"sorting: {error}")
+    return [items[index] for index in order]
+
+
 @dataclass(frozen=True, eq=False, repr=False)
 class BaseListVariable(VariableTracker):
     """What lists, tuples and their relatives share: a tuple of item trackers."""
@@ -189,6 +206,12 @@ class ListVariable(BaseListVariable):
     def method_copy(self, tx: Translator) -> VariableTracker:
         return self.with_items(self.items)
 
+    def method_sort(
+        self, tx: Translator, key: VariableTracker | None = None, reverse: VariableTracker | None = None
+    ) -> VariableTracker:
+        self.mutated(tx, sorted_items(tx, list(self.items), key, reverse))
+        return ConstantVariable(None)
+
     def dunder_setitem(self, tx: Translator, index: VariableTracker, value: VariableTracker) -> VariableTracker:
         items = list(self.items)
         position = _as_index(tx, index)
@@ -251,7 +274,22 @@ class NamedTupleVariable(TupleVariable):
         fields = getattr(self.tuple_class, "_fields", None) or getattr(self.tuple_class, "__match_args__", ())
         if name in fields:
             return self.items[list(fields).index(name)]
+        if name == "_fields":
+            return constant(tuple(fields))
         return bound_method_getattr(self, tx, name)
+
+    def method__replace(self, tx: Translator, **changes: VariableTracker) -> VariableTracker:
+        fields = list(self.tuple_class._fields)
+        unknown = set(changes) - set(fields)
+        if unknown:
+            graph_break("exception in traced code", f"_replace() got unexpected field names {sorted(unknown)}")
+        items = tuple(changes.get(field, item) for field, item in zip(fields, self.items))
+        return self.clone(items=items, source=None)
+
+    def method__asdict(self, tx: Translator) -> VariableTracker:
+        from minidynamo.variables.dicts import ConstDictVariable
+
+        return ConstDictVariable(dict(zip(self.tuple_class._fields, self.items)), object_id=new_object_id())
 
     def reconstruct(self, codegen: PyCodegen) -> None:
         codegen.load_object(self.tuple_class)
@@ -322,6 +360,14 @@ class SliceVariable(VariableTracker):
 
     def as_proxy(self) -> Any:
         return slice(*(part.as_proxy() for part in (self.start, self.stop, self.step)))
+
+    def var_getattr(self, tx: Translator, name: str) -> VariableTracker:
+        if name in ("start", "stop", "step"):
+            return getattr(self, name)
+        return bound_method_getattr(self, tx, name)
+
+    def method_indices(self, tx: Translator, length: VariableTracker) -> VariableTracker:
+        return constant(self.as_python_constant().indices(length.as_python_constant()))
 
     def reconstruct(self, codegen: PyCodegen) -> None:
         for part in (self.start, self.stop, self.step):

@@ -81,12 +81,12 @@ class PythonModuleVariable(VariableTracker):
         return self.module
 
     def var_getattr(self, tx: Translator, name: str) -> VariableTracker:
-        from minidynamo.variables.builder import VariableBuilder
+        from minidynamo.variables.user_defined import build_lazily
 
         if not hasattr(self.module, name):
             graph_break("missing attribute", f"module {self.module.__name__} has no attribute {name!r}")
         source = AttrSource(self.source, name) if self.source else None
-        return VariableBuilder(tx.output, source)(getattr(self.module, name))
+        return build_lazily(tx.output, getattr(self.module, name), source)
 
     def __repr__(self) -> str:
         return f"PythonModuleVariable({self.module.__name__})"

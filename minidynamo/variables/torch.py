@@ -39,14 +39,32 @@ def _torch_namespaces() -> tuple[types.ModuleType, ...]:
     )
 
 
+# Python functions of those namespaces that TorchDynamo inlines instead of recording
+# (its trace_rules.py); their bodies call C bindings, which become the nodes.
+INLINED_NAMES = frozenset({
+    "pad", "threshold", "rms_norm", "grouped_mm", "scaled_mm", "scaled_grouped_mm",
+    "linear_cross_entropy", "lp_pool3d", "triplet_margin_with_distance_loss",
+    "typename", "cond", "while_loop", "vmap", "lobpcg",
+})
+
+
+def _is_recorded(name: str, value: Any) -> bool:
+    """Public callables and C bindings are recorded; private Python helpers are inlined."""
+    if not callable(value) or isinstance(value, type):
+        return False
+    if isinstance(value, types.BuiltinFunctionType):
+        return True  # a C binding: always a node
+    return not name.startswith("_") and name not in INLINED_NAMES
+
+
 @functools.cache
 def _in_graph_function_ids() -> frozenset[int]:
-    """Identities of the callables of torch's public namespaces (computed once)."""
+    """Identities of the callables of torch's namespaces that become nodes (computed once)."""
     return frozenset(
-        id(value)
+        id(getattr(namespace, name))
         for namespace in _torch_namespaces()
-        for value in vars(namespace).values()
-        if callable(value) and not isinstance(value, type)
+        for name in dir(namespace)
+        if _is_recorded(name, getattr(namespace, name, None))
     )
 
 

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any, Sequence
 import torch
 
 from minidynamo.exc import graph_break
-from minidynamo.sources import AttrSource
+from minidynamo.sources import AttrSource, Source
 from minidynamo.variables.base import VariableTracker, new_object_id
 from minidynamo.variables.constant import ConstantVariable
 
@@ -45,13 +45,12 @@ def is_data_descriptor(attribute: Any) -> bool:
 
 
 def class_attribute(
-    tx: Translator, obj: VariableTracker, cls: type, name: str, attribute: Any
+    tx: Translator, obj: VariableTracker, cls: type, name: str, attribute: Any, source: Source | None
 ) -> VariableTracker:
     """`obj.name` when `name` was found on the class (statically) as `attribute`."""
     from minidynamo.variables.builder import VariableBuilder
     from minidynamo.variables.functions import UserFunctionVariable, UserMethodVariable
 
-    source = AttrSource(obj.source, name) if obj.source else None
     if isinstance(attribute, staticmethod):
         return VariableBuilder(tx.output, None)(attribute.__func__)
     if isinstance(attribute, classmethod):
@@ -75,17 +74,27 @@ def object_attribute(
     from minidynamo.variables.builder import VariableBuilder
 
     attribute = _lookup_static(cls, name)
+    source = AttrSource(obj.source, name) if obj.source else None
     if attribute is not _MISSING and is_data_descriptor(attribute):
-        return class_attribute(tx, obj, cls, name, attribute)
+        return class_attribute(tx, obj, cls, name, attribute, source)
     instance_dict = getattr(value, "__dict__", {}) if value is not None else {}
     if name in instance_dict:
-        source = AttrSource(obj.source, name) if obj.source else None
-        return VariableBuilder(tx.output, source)(instance_dict[name])
+        return build_lazily(tx.output, instance_dict[name], source)
     if attribute is not _MISSING:
-        return class_attribute(tx, obj, cls, name, attribute)
+        return class_attribute(tx, obj, cls, name, attribute, source)
     if _lookup_static(cls, "__getattr__") is not _MISSING and cls.__getattr__ is not torch.nn.Module.__getattr__:
         graph_break("unsupported attribute", f"{cls.__name__} defines __getattr__ (reading {name!r})")
     graph_break("missing attribute", f"{cls.__name__} object has no attribute {name!r}")
+
+
+def build_lazily(output: Any, value: Any, source: Source | None) -> VariableTracker:
+    """A tracker for a value read from outside: lazy when it has a source, as TorchDynamo does."""
+    from minidynamo.variables.builder import VariableBuilder
+    from minidynamo.variables.lazy import LazyVariableTracker
+
+    if source is None:
+        return VariableBuilder(output, None)(value)
+    return LazyVariableTracker(value, output, source=source)
 
 
 def _lookup_static(cls: type, name: str) -> Any:
@@ -237,3 +246,28 @@ class UserDefinedObjectVariable(VariableTracker):
 
     def __repr__(self) -> str:
         return f"UserDefinedObjectVariable({self.cls.__name__})"
+
+
+@dataclass(frozen=True, eq=False, repr=False)
+class SuperVariable(VariableTracker):
+    """`super()`: attribute lookup that starts after `owner` in the object's MRO."""
+
+    owner: type  # the class whose method called super()
+    obj: VariableTracker
+    children_fields = ("obj",)
+
+    def var_getattr(self, tx: Translator, name: str) -> VariableTracker:
+        from minidynamo import polyfills
+
+        mro = self.obj.python_type().__mro__
+        for klass in mro[mro.index(self.owner) + 1:]:
+            if name in vars(klass):
+                if klass is object and name == "__init__":
+                    from minidynamo.variables.functions import UserMethodVariable
+
+                    return UserMethodVariable(polyfills.object_init, self.obj)
+                return class_attribute(tx, self.obj, klass, name, vars(klass)[name], None)
+        graph_break("missing attribute", f"super() of {self.owner.__name__} has no attribute {name!r}")
+
+    def __repr__(self) -> str:
+        return f"SuperVariable({self.owner.__name__})"

@@ -91,3 +91,12 @@ def test_a_module_whose_file_would_shadow_the_standard_library_is_refused(repo):
 def test_unknown_chapter(shared_repo):
     with pytest.raises(ManifestError, match=r"no exercises/ch07/manifest.toml \(chapters: ch01, ch02\)"):
         load_chapters(shared_repo, ["ch07"])
+
+
+def test_the_command_line_reports_a_broken_manifest(repo, capsys):
+    from course.__main__ import main
+    write_manifest(repo, "ch02", "chapter = 2\ntitle = 'T'\n"
+                   + TASK.format(id="ch02.1", target="toydynamo.ops:nope"))
+    assert main(["check", "--root", str(repo)]) == 2
+    assert capsys.readouterr().err == ("error: exercises/ch02/manifest.toml: task ch02.1: unknown "
+                                       "target toydynamo.ops:nope: ops.py defines no function nope\n")

@@ -84,3 +84,10 @@ def test_other_test_directories_are_left_alone(repo):
     (repo / "tests/test_plain.py").write_text("def test_plain():\n    assert True\n")
     run = pytest_in(repo, "tests/test_plain.py")
     assert run.returncode == 0 and "course:" not in run.stdout and "points" not in run.stdout
+
+
+def test_the_chapters_follow_the_arguments(shared_repo):
+    inside = pytest_in(shared_repo / "exercises/ch02", "--impl=solution")
+    assert "course: ch02 with impl=solution" in inside.stdout and inside.returncode == 0
+    everything = pytest_in(shared_repo, "exercises", "--impl=solution", "-q")
+    assert "9 passed" in everything.stdout and "total     11.00 / 11.00" in everything.stdout

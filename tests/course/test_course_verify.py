@@ -49,7 +49,26 @@ title = "Untested"
     assert "problem(s)" in run.stdout
 
 
-def test_verify_one_chapter(repo):
-    run = course(repo, "verify", "ch02", "--jobs", "1")
+def test_verify_one_chapter_without_forking(repo):
+    run = course(repo, "verify", "ch02", "--jobs", "1", "--no-fork")
     assert run.returncode == 0
     assert "ch01" not in run.stdout and "3 pytest runs" in run.stdout
+
+
+def test_coupling_reports_tests_of_other_tasks_that_a_stub_breaks(repo):
+    tests = repo / "exercises/ch01/test_ops.py"
+    tests.write_text(tests.read_text() + '''
+
+@pytest.mark.task("ch01.3")
+def test_bump_by_a_sum():
+    assert ops.Counter().bump(ops.add(1, 2)) == 3
+''')
+    assert course(repo, "generate").returncode == 0
+    expect = repo / "tests/course/bad/wrong_add/expect.toml"   # it now loses ch01.3 too
+    expect.write_text(expect.read_text() + "exact = false\n")
+    quiet = course(repo, "verify", "ch01")
+    assert quiet.returncode == 0 and "warn" not in quiet.stdout
+    run = course(repo, "verify", "ch01", "--coupling")
+    assert run.returncode == 0
+    assert ("warn  ch01.1 stubbed: also fails tests of other tasks (1 of ch01.3); "
+            "a student who skips ch01.1 loses those too") in run.stdout
