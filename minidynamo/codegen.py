@@ -43,6 +43,7 @@ class PyCodegen:
         self.instructions: list[Instruction] = []
         self.graph_outputs: list[torch.fx.Node] = []  # position = index in the graph's output tuple
         self.cached_objects: dict[int, str] = {}  # object_id -> temporary local holding it
+        self.temporaries = 0
 
     def __call__(self, value: VariableTracker) -> None:
         """Emit code that pushes `value` onto the stack."""
@@ -62,10 +63,8 @@ class PyCodegen:
         if value.object_id in self.cached_objects:
             return self.append("LOAD_FAST", argval=self.cached_objects[value.object_id])
         value.reconstruct(self)  # build it once, keep it in a temporary local
-        name = f"___object_{len(self.cached_objects)}"
-        self.cached_objects[value.object_id] = name
         self.append("COPY", arg=1)
-        self.append("STORE_FAST", argval=name)
+        self.cached_objects[value.object_id] = self.store_temporary()
 
     # -- small emitters ---------------------------------------------------------
 
@@ -74,6 +73,13 @@ class PyCodegen:
 
     def extend(self, instructions: list[Instruction]) -> None:
         self.instructions.extend(instructions)
+
+    def store_temporary(self) -> str:
+        """Pop the top of the stack into a new local of the generated code; its name."""
+        name = f"___temp_{self.temporaries}"
+        self.temporaries += 1
+        self.append("STORE_FAST", argval=name)
+        return name
 
     def load_source(self, source: Source) -> None:
         self.extend(source.reconstruct())

@@ -60,3 +60,31 @@ def all(iterable: Iterable[Any], /) -> bool:  # noqa: A001
 def object_init(self: Any, /) -> None:
     """object.__init__, reached by `super().__init__()` in a class without a base."""
     return None
+
+
+def itemgetter(*items: Any) -> Callable[[Any], Any]:
+    """operator.itemgetter, as a closure the tracer can call."""
+    if len(items) == 1:
+        item = items[0]
+
+        def get_one(obj: Any) -> Any:
+            return obj[item]
+
+        return get_one
+
+    def get_many(obj: Any) -> tuple:
+        return tuple(obj[item] for item in items)
+
+    return get_many
+
+
+def attrgetter(name: str) -> Callable[[Any], Any]:
+    """operator.attrgetter for one dotted name, as a closure."""
+    parts = name.split(".")
+
+    def get(obj: Any) -> Any:
+        for part in parts:
+            obj = getattr(obj, part)
+        return obj
+
+    return get

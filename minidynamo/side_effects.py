@@ -131,14 +131,20 @@ def _replay_list(codegen: PyCodegen, variable: ListVariable) -> None:
 
 
 def _replay_clear_update(codegen: PyCodegen, variable: VariableTracker) -> None:
-    """`d.clear(); d.update(new)` for dicts and sets."""
+    """`new = {...}; d.clear(); d.update(new)` for dicts and sets.
+
+    The new contents are built *before* clearing: they may be read from the
+    object itself (`d["inner"]` keeps its identity).
+    """
+    variable.reconstruct(codegen)  # BUILD_MAP / BUILD_SET of the items
+    contents = codegen.store_temporary()
     codegen.load_source(variable.source)
     codegen.append("LOAD_METHOD", argval="clear")
     codegen.call_function(0)
     codegen.append("POP_TOP")
     codegen.load_source(variable.source)
     codegen.append("LOAD_METHOD", argval="update")
-    variable.reconstruct(codegen)  # BUILD_MAP / BUILD_SET of the items
+    codegen.append("LOAD_FAST", argval=contents)
     codegen.call_function(1)
     codegen.append("POP_TOP")
 

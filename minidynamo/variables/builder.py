@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any, Callable
 import torch
 
 from minidynamo.exc import graph_break
-from minidynamo.sources import GetItemSource, Source
+from minidynamo.sources import AttrSource, GetItemSource, Source
 from minidynamo.variables.base import VariableTracker, new_object_id
 from minidynamo.variables.builtins import BuiltinVariable, is_builtin
 from minidynamo.variables.constant import ConstantVariable, is_constant_value
@@ -86,6 +86,13 @@ class VariableBuilder:
         return ConstantVariable(value, source=self.source)
 
     def wrap_tuple(self, value: tuple) -> VariableTracker:
+        fields = getattr(type(value), "_fields", None)
+        if fields is not None and self.source is not None:  # a namedtuple: L['out'].value
+            items = tuple(
+                LazyVariableTracker(item, self.output, source=AttrSource(self.source, field))
+                for field, item in zip(fields, value)
+            )
+            return NamedTupleVariable(items, tuple_class=type(value), source=self.source)
         items = tuple(self.child(item, index) for index, item in enumerate(value))
         if isinstance(value, torch.Size):
             return SizeVariable(items, source=self.source)
@@ -117,15 +124,11 @@ class VariableBuilder:
         return self.output.side_effects.track_existing(value, variable)
 
     def wrap_method(self, value: types.MethodType) -> VariableTracker:
-        from minidynamo.sources import AttrSource
-
         owner_source = AttrSource(self.source, "__self__") if self.source else None
         owner = VariableBuilder(self.output, owner_source)(value.__self__)
         return UserMethodVariable(value.__func__, owner, source=self.source)
 
     def wrap_cell(self, value: types.CellType) -> VariableTracker:
-        from minidynamo.sources import AttrSource
-
         try:
             contents = value.cell_contents
         except ValueError:  # an empty cell

@@ -80,7 +80,8 @@ REFLECTED_COMPARISONS = {
 # builtins written in C that loop: traced through a Python version instead
 POLYFILLS: dict[Callable[..., Any], Callable[..., Any]] = {
     sum: polyfills.sum, any: polyfills.any, all: polyfills.all,
-    functools.reduce: polyfills.reduce,
+    functools.reduce: polyfills.reduce, operator.itemgetter: polyfills.itemgetter,
+    operator.attrgetter: polyfills.attrgetter,
 }
 
 # pure builtins that may run at trace time on constant arguments

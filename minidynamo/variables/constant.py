@@ -74,6 +74,7 @@ class ConstantVariable(VariableTracker):
         args: Sequence[VariableTracker],
         kwargs: dict[str, VariableTracker],
     ) -> VariableTracker:
+        args = [materialize_iterator(tx, arg) for arg in args]  # "".join(reversed(xs))
         values = constant_values(args)
         keyword_values = constant_values(list(kwargs.values()))
         if values is None or keyword_values is None:
@@ -82,7 +83,7 @@ class ConstantVariable(VariableTracker):
         return fold(method, values, dict(zip(kwargs, keyword_values)))
 
     def unpack_var_sequence(self, tx: Translator) -> list[VariableTracker]:
-        if isinstance(self.value, (str, bytes)):
+        if isinstance(self.value, (str, bytes, tuple, frozenset)):
             return [constant(item) for item in self.value]
         return super().unpack_var_sequence(tx)
 
@@ -91,6 +92,17 @@ class ConstantVariable(VariableTracker):
 
     def __repr__(self) -> str:
         return f"ConstantVariable({type(self.value).__name__}: {self.value!r})"
+
+
+def materialize_iterator(tx: Translator, value: VariableTracker) -> VariableTracker:
+    """An iterator argument of a constant's method, consumed into a tuple of its items."""
+    from minidynamo.variables.iterators import IteratorVariable
+    from minidynamo.variables.lists import TupleVariable
+
+    value = value.realize()
+    if isinstance(value, IteratorVariable):
+        return TupleVariable(tuple(value.unpack_var_sequence(tx)))
+    return value
 
 
 def constant(value: Any) -> VariableTracker:

@@ -234,7 +234,7 @@ class CellVariable(VariableTracker):
         return types.CellType
 
     def reconstruct(self, codegen: PyCodegen) -> None:
-        codegen.load_object(types.CellType)
+        codegen.load_callable(types.CellType)
         if self.contents is None:
             codegen.call_function(0)
         else:

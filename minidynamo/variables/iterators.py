@@ -64,7 +64,7 @@ class IteratorVariable(VariableTracker):
 
     def reconstruct(self, codegen: PyCodegen) -> None:
         """An iterator made while tracing escapes as `iter([remaining items])`."""
-        codegen.load_object(iter)
+        codegen.load_callable(iter)
         for item in self.remaining():
             codegen(item)
         codegen.append("BUILD_LIST", arg=len(self.remaining()))

@@ -16,8 +16,9 @@ Compare with TorchDynamo: `torch/_dynamo/variables/lists.py` (`BaseListVariable`
 
 from __future__ import annotations
 
+import operator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Callable
 
 import torch
 
@@ -28,7 +29,7 @@ from minidynamo.variables.base import (
     constant_values,
     new_object_id,
 )
-from minidynamo.variables.constant import ConstantVariable, constant
+from minidynamo.variables.constant import ConstantVariable, constant, fold
 
 if TYPE_CHECKING:
     from minidynamo.codegen import PyCodegen
@@ -119,11 +120,30 @@ class BaseListVariable(VariableTracker):
     def dunder_mul(self, tx: Translator, count: VariableTracker) -> VariableTracker:
         return self.with_items(self.items * _as_index(tx, count))
 
-    def dunder_eq(self, tx: Translator, other: VariableTracker) -> VariableTracker:
+    def compare(self, tx: Translator, other: VariableTracker, operation: Callable[[Any, Any], bool]) -> VariableTracker:
+        """==, <, ... between sequences of constants."""
         values = constant_values([self, other])
         if values is None:
-            graph_break("unsupported operator", f"{self} == {other} with non-constant items")
-        return ConstantVariable(values[0] == values[1])
+            graph_break("unsupported operator", f"comparing {self} with {other}: items are not constants")
+        return fold(operation, values, {})
+
+    def dunder_eq(self, tx: Translator, other: VariableTracker) -> VariableTracker:
+        return self.compare(tx, other, operator.eq)
+
+    def dunder_ne(self, tx: Translator, other: VariableTracker) -> VariableTracker:
+        return self.compare(tx, other, operator.ne)
+
+    def dunder_lt(self, tx: Translator, other: VariableTracker) -> VariableTracker:
+        return self.compare(tx, other, operator.lt)
+
+    def dunder_le(self, tx: Translator, other: VariableTracker) -> VariableTracker:
+        return self.compare(tx, other, operator.le)
+
+    def dunder_gt(self, tx: Translator, other: VariableTracker) -> VariableTracker:
+        return self.compare(tx, other, operator.gt)
+
+    def dunder_ge(self, tx: Translator, other: VariableTracker) -> VariableTracker:
+        return self.compare(tx, other, operator.ge)
 
     def method_index(self, tx: Translator, value: VariableTracker) -> VariableTracker:
         values = constant_values([*self.items, value])
@@ -292,7 +312,7 @@ class NamedTupleVariable(TupleVariable):
         return ConstDictVariable(dict(zip(self.tuple_class._fields, self.items)), object_id=new_object_id())
 
     def reconstruct(self, codegen: PyCodegen) -> None:
-        codegen.load_object(self.tuple_class)
+        codegen.load_callable(self.tuple_class)
         for item in self.items:
             codegen(item)
         if hasattr(self.tuple_class, "_fields"):

@@ -30,13 +30,16 @@ import torch
 from minidynamo.exc import graph_break
 from minidynamo.sources import AttrSource, Source
 from minidynamo.variables.base import VariableTracker, new_object_id
-from minidynamo.variables.constant import ConstantVariable
+from minidynamo.variables.constant import ConstantVariable, constant
 
 if TYPE_CHECKING:
     from minidynamo.codegen import PyCodegen
     from minidynamo.translator.base import InstructionTranslatorBase as Translator
 
 _MISSING = object()
+
+# Attributes every class has (from `type`), known constants: `type(obj).__name__`.
+CLASS_CONSTANT_ATTRIBUTES = frozenset({"__name__", "__qualname__", "__module__", "__doc__"})
 
 
 def is_data_descriptor(attribute: Any) -> bool:
@@ -120,6 +123,8 @@ class UserDefinedClassVariable(VariableTracker):
         from minidynamo.variables.builder import VariableBuilder
         from minidynamo.variables.functions import UserMethodVariable
 
+        if name in CLASS_CONSTANT_ATTRIBUTES:
+            return constant(getattr(self.cls, name))
         attribute = _lookup_static(self.cls, name)
         if attribute is _MISSING:
             graph_break("missing attribute", f"class {self.cls.__name__} has no attribute {name!r}")
@@ -235,7 +240,7 @@ class UserDefinedObjectVariable(VariableTracker):
 
     def reconstruct(self, codegen: PyCodegen) -> None:
         """A new object escapes: `object.__new__(cls)`, then its attributes are set."""
-        codegen.load_object(object.__new__)
+        codegen.load_callable(object.__new__)
         codegen.load_object(self.cls)
         codegen.call_function(1)
         for name, value in self.attributes.items():
