@@ -181,7 +181,8 @@ def milliseconds(seconds):
 
 def print_row(group, count, torch_times, mini_times):
     torch_total = sum(torch_times)
-    row = f"{group:<18} {count:>5}  {milliseconds(statistics.median(torch_times))} {milliseconds(torch_total)}"
+    row = f"{group:<18} {count:>5}  {milliseconds(statistics.median(torch_times))}"
+    row += f" {milliseconds(torch_total)}"
     if mini_times:
         mini_total = sum(mini_times)
         row += f"  {milliseconds(statistics.median(mini_times))} {milliseconds(mini_total)}"

@@ -3,13 +3,21 @@
 A student's file is not imported; it is executed in a namespace seeded with a copy of
 the package module's globals, so an exercise can use every name the module uses, and
 helpers the student adds see each other. From that namespace we take each task's
-function (or, for a method, the function inside the file's bare `class Name:`), then
-replace every reference the package holds to the original object: module attributes
-(the defining module and every `from x import f` re-export), class attributes, and the
-dicts and lists they hold (dispatch tables, registries). Taking them out is the same
-swap run backwards. A file that does not load, or lacks a task, does not stop the run:
-the task gets a stand-in that raises `ExerciseError` naming the problem, so it costs
-that task's tests only.
+function (or, for a method, the function inside the file's bare `class Name:`).
+Plugging a task in replaces every reference the package holds to the original object:
+module attributes (the defining module and every `from x import f` re-export), class
+attributes, and the dicts and lists they hold (dispatch tables, registries). Taking it
+out is the same swap run backwards. A file that does not load, or lacks a task, does
+not stop the run: the task gets a stand-in that raises `ExerciseError` naming the
+problem, so it costs that task's tests only.
+
+Loading and plugging are separate: `Plugboard.load` executes the files once, and
+`Plugboard.plug(tasks)` makes exactly those tasks plugged (all of them by default),
+as often as needed. That is what lets the pytest plugin plug one task per graded test
+cheaply. Between plugs, the loaded files' namespaces see the reference too (each
+file's own task functions are swapped out of it at load), so a student's function that
+calls another task's function gets that task's plugged version only while that task is
+plugged as well.
 """
 
 from __future__ import annotations
@@ -18,10 +26,11 @@ import importlib
 import linecache
 import sys
 import traceback
+from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
-from types import FunctionType, ModuleType
+from types import ModuleType
 
 from course.generate import render_exercise
 from course.manifest import Chapter, Task
@@ -135,12 +144,13 @@ def _version(task: Task, namespace: dict, module: ModuleType) -> object | None:
     return vars(bare).get(task.name)
 
 
-def _stand_in(task: Task, message: str) -> FunctionType:
-    """A function that fails naming why the task's code is not there."""
+def _stand_in(task: Task, message: str, original: object) -> object:
+    """A function that fails naming why the task's code is not there, wrapped like the
+    original (a staticmethod stays a staticmethod) so that it swaps back cleanly."""
     def not_loaded(*args, **kwargs):
         raise ExerciseError(message)
     not_loaded.__name__, not_loaded.__qualname__ = task.name, task.qualname
-    return not_loaded
+    return type(original)(not_loaded) if isinstance(original, WRAPPERS) else not_loaded
 
 
 def _functions(raw: object) -> list[object]:
@@ -150,6 +160,16 @@ def _functions(raw: object) -> list[object]:
     if isinstance(raw, property):
         return [f for f in (raw.fget, raw.fset, raw.fdel) if f is not None]
     return [raw]
+
+
+def _pairs(old: object, new: object) -> dict[int, tuple[object, object]]:
+    """The swap of `old` for `new`, and of the functions inside them (a staticmethod's
+    function is also referenced bare, e.g. from a registry that took `Class.method`)."""
+    pairs = {id(old): (old, new)}
+    for inner_old, inner_new in zip(_functions(old), _functions(new)):
+        if inner_old is not old:
+            pairs[id(inner_old)] = (inner_old, inner_new)
+    return pairs
 
 
 def _adopt(raw: object, cls: type) -> None:
@@ -196,16 +216,31 @@ def swap(mapping: dict[int, tuple[object, object]], roots: list[dict], packages:
         visit(root, 0)
 
 
+@dataclass(frozen=True)
+class Plug:
+    """One loaded task: the package's object and the one that replaces it when plugged."""
+
+    task: Task
+    original: object
+    new: object
+
+
 class Plugboard:
-    """One session's replacements: plug them in, reach late namespaces, take them out."""
+    """One session's replacements: load them once, plug any of them in, take them out.
+
+    `load(choices)` executes the files; `plug(tasks)` makes exactly `tasks` plugged
+    (every loaded task when None), swapping only what changes; `unplug()` is `plug(())`;
+    `patch(namespace)` adds a namespace created after loading (a test module) to those
+    every swap reaches; `close()` unplugs and forgets the files.
+    """
 
     def __init__(self, root: Path | None = None):
         self.root = Path(root).resolve() if root else None
         self._reset()
 
     def _reset(self) -> None:
-        self.forward: dict[int, tuple[object, object]] = {}
-        self.backward: dict[int, tuple[object, object]] = {}
+        self.plugs: dict[str, Plug] = {}       # task id -> its swap, for every loaded task
+        self.plugged: frozenset[str] = frozenset()   # the tasks plugged in now
         self.namespaces: list[dict] = []       # loaded files' namespaces
         self.patched: list[dict] = []          # other namespaces reached late (test modules)
         self.added: list[tuple[type, str]] = []
@@ -214,28 +249,35 @@ class Plugboard:
         self.errors: dict[str, str] = {}       # task id -> why its stand-in fails
 
     @property
-    def active(self) -> bool:
-        return bool(self.backward)
+    def loaded(self) -> bool:
+        return bool(self.plugs)
 
-    def plug(self, choices: list[tuple[Task, ImplFile]]) -> None:
-        """Load each distinct file once, then swap every task's function in."""
-        if self.active:
-            raise PlugError("already plugged; unplug first")
+    @property
+    def active(self) -> bool:
+        return bool(self.plugged)
+
+    def load(self, choices: list[tuple[Task, ImplFile]]) -> None:
+        """Load each distinct file once and prepare every task's swap; plug nothing."""
+        if self.loaded:
+            raise PlugError("already loaded; close first")
         loaded: dict[str, tuple[dict, str | None]] = {}
         for task, impl in choices:
             self.packages.add(task.package)
             if impl.label not in loaded:
                 loaded[impl.label] = load(impl, self._import(impl.module))
+        rest: dict[int, tuple[object, object]] = {}
         for task, impl in choices:
-            self._choose(task, impl, loaded)
-        for task, impl in choices:  # the real classes again where files defined bare ones
+            self._choose(task, impl, loaded, rest)
+        self.namespaces = [namespace for namespace, _ in loaded.values()]
+        for task, _ in choices:     # the real classes again where files defined bare ones
             if task.class_name:
                 real = vars(sys.modules[task.module])[task.class_name]
-                loaded[impl.label][0][task.class_name] = real
-        self.namespaces = [namespace for namespace, _ in loaded.values()]
-        swap(self.forward, self._package_namespaces() + self.namespaces, self.packages)
+                for namespace in self.namespaces:
+                    if namespace.get("__name__") == task.module:
+                        namespace[task.class_name] = real
+        swap(rest, self.namespaces, self.packages)   # at rest, the files see the reference
 
-    def _choose(self, task: Task, impl: ImplFile, loaded: dict) -> None:
+    def _choose(self, task: Task, impl: ImplFile, loaded: dict, rest: dict) -> None:
         module = sys.modules[task.module]
         original = _original(task, module)
         namespace, error = loaded[impl.label]
@@ -252,22 +294,15 @@ class Plugboard:
                 _adopt(new, real)
                 self._adopt_helpers(namespace[task.class_name], real)
         if new is None:
-            new = _stand_in(task, self.errors[task.id])
+            new = _stand_in(task, self.errors[task.id], original)
         self.sources[task.id] = impl.label
-        others = [_version(task, ns, module) for label, (ns, _) in loaded.items()
-                  if label != impl.label and ns.get("__name__") == task.module]
-        for old in [original, *filter(None, others)]:
-            self._map(old, new)
-        self.backward[id(new)] = (new, original)
-        for inner_new, inner_old in zip(_functions(new), _functions(original)):
-            if inner_new is not new:
-                self.backward[id(inner_new)] = (inner_new, inner_old)
-
-    def _map(self, old: object, new: object) -> None:
-        self.forward[id(old)] = (old, new)
-        for inner_old, inner_new in zip(_functions(old), _functions(new)):
-            if inner_old is not old:
-                self.forward[id(inner_old)] = (inner_old, inner_new)
+        self.plugs[task.id] = Plug(task, original, new)
+        # each loaded file of the module may define the task (a stub file and a solution file
+        # side by side with --stub-task): at rest, each of them sees the original
+        versions = [_version(task, ns, module) for ns, _ in loaded.values()
+                    if ns.get("__name__") == task.module]
+        for version in filter(None, versions):
+            rest.update(_pairs(version, original))
 
     def _adopt_helpers(self, bare: type, real: type) -> None:
         """Copy methods a student added to a bare class onto the real one (new names only)."""
@@ -277,17 +312,40 @@ class Plugboard:
                 setattr(real, name, value)
                 self.added.append((real, name))
 
-    def patch(self, namespace: dict) -> None:
-        """Swap the plugged functions into a namespace created after plugging."""
-        if self.active and all(namespace is not ns for ns in self.patched):
-            swap(self.forward, [namespace], self.packages)
-            self.patched.append(namespace)
+    def plug(self, tasks: Iterable[str] | None = None) -> None:
+        """Make exactly `tasks` (default: every loaded task) plugged; the others reference."""
+        wanted = frozenset(self.plugs) if tasks is None else frozenset(tasks)
+        unknown = sorted(wanted - set(self.plugs))
+        if unknown:
+            raise PlugError(f"cannot plug {', '.join(unknown)}: not loaded")
+        mapping: dict[int, tuple[object, object]] = {}
+        for task_id in self.plugged - wanted:
+            mapping.update(_pairs(self.plugs[task_id].new, self.plugs[task_id].original))
+        for task_id in wanted - self.plugged:
+            mapping.update(_pairs(self.plugs[task_id].original, self.plugs[task_id].new))
+        if mapping:
+            swap(mapping, self._package_namespaces() + self.namespaces + self.patched,
+                 self.packages)
+        self.plugged = wanted
 
     def unplug(self) -> None:
-        """Put every original back where a plugged function is referenced."""
-        if not self.active:
-            return
-        swap(self.backward, self._package_namespaces() + self.patched, self.packages)
+        """Put every original back where a plugged function is referenced (stay loaded)."""
+        self.plug(())
+
+    def patch(self, namespace: dict) -> None:
+        """Reach a namespace created after loading: swap what is plugged into it now, and
+        every later plug and unplug too."""
+        if self.loaded and all(namespace is not ns for ns in self.patched):
+            mapping: dict[int, tuple[object, object]] = {}
+            for task_id in self.plugged:
+                mapping.update(_pairs(self.plugs[task_id].original, self.plugs[task_id].new))
+            if mapping:
+                swap(mapping, [namespace], self.packages)
+            self.patched.append(namespace)
+
+    def close(self) -> None:
+        """Unplug, take out the helper methods copied onto classes, forget the files."""
+        self.unplug()
         for cls, name in reversed(self.added):
             if name in vars(cls):
                 delattr(cls, name)

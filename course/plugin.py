@@ -1,21 +1,32 @@
 """The pytest plugin behind `pytest exercises/chNN`: plug the code in, share out points.
 
 `exercises/conftest.py` enables it. When the run collects graded tests from
-`exercises/chNN/`, the plugin plugs that chapter's tasks into the package before
-collection (`course/plugging.py`) and takes them out at the end:
+`exercises/chNN/`, the plugin loads that chapter's implementations before collection
+(`course/plugging.py`):
 
     --impl=student    the files in exercises/chNN (the default)
     --impl=solution   the files in solutions/chNN
     --impl=stub       fresh stubs, generated in memory
-    --cumulative      every chapter up to the last one being run, not just that one
+
+and plugs them in one task at a time: while a test marked `@pytest.mark.task("ch01.2")`
+runs (its fixtures included), only ch01.2's implementation is in the package and every
+other function is the reference, so a missing or broken task costs that task's points
+and no others. The files are loaded once; around each test only references are swapped
+(a few milliseconds), and not at all between consecutive tests of the same task. Two
+options plug everything at once instead, for the whole session:
+
+    --together        every task of the chapters being run
+    --cumulative      every chapter up to the last one being run: "your whole dynamo"
+
+In a student edition, where the package's own bodies are stubs, every chapter is
+plugged together whatever the options say: the student's other chapters stand in for
+the answers the package does not have.
 
 A graded test is marked `@pytest.mark.task("ch01.1")`; the task's points (from the
 manifest) are split evenly among its tests. A test that fails because a task is still a
 stub, or could not be loaded, fails with one line naming the task instead of a
 traceback. The summary at the end gives points per task. Graded tests run with the
-package's `config.strict` set, where the package has one (`strict_mode`). In a student
-edition, where the package's own bodies are stubs, every chapter is plugged: the
-student's other chapters stand in for the answers the package does not have.
+package's `config.strict` set, where the package has one (`strict_mode`).
 
 Internal options, used by `python -m course verify` and `grade`: `--stub-task=ID` (stub
 exactly that task, take the rest from the solutions, run only its tests; with
@@ -126,6 +137,7 @@ class CourseSession:
     selected: list[str]                    # chapters whose tests are being run
     impl: str
     cumulative: bool
+    together: bool                         # --together or --cumulative: all for the run
     stub_task: str | None
     impl_dir: Path | None
     log_path: Path | None
@@ -133,29 +145,53 @@ class CourseSession:
     board: Plugboard = field(default_factory=Plugboard)
     records: dict[str, TestRecord] = field(default_factory=dict)
     collection_errors: list[str] = field(default_factory=list)
+    always: frozenset[str] = frozenset()   # tasks plugged for the whole run
+    edition: bool = False                  # a student edition: the package has no answers
 
     def log(self, event: dict) -> None:
         if self.log_path is not None:
             with self.log_path.open("a", encoding="utf-8") as handle:
                 handle.write(json.dumps(event) + "\n")
 
-    def plugged_chapters(self) -> list[Chapter]:
+    def plugged_chapters(self, answerless: set[str]) -> list[Chapter]:
         """The selected chapters (all up to the last with --cumulative), and every chapter
         the package has no answers for (a student edition), whose code must come from
         the same place."""
         last = max(self.chapters[name].number for name in self.selected)
         return [c for c in self.chapters.values()
                 if c.name in self.selected or (self.cumulative and c.number <= last)
-                or without_answers(c)]
+                or c.name in answerless]
+
+    def mode(self) -> str:
+        """How the tasks are plugged, in words (for the header and the points summary)."""
+        if self.cumulative:
+            return "cumulative, all tasks together"
+        if self.together:
+            return "all tasks together"
+        if self.edition:
+            return "all tasks together (the package has no answers)"
+        return "one task at a time"
+
+    def tasks_for(self, item) -> frozenset[str]:
+        """The tasks plugged while `item` runs: the run's own, and the test's if graded."""
+        record = self.records.get(item.nodeid) if item is not None else None
+        own = [task for task in record.tasks if task in self.board.plugs] if record else []
+        return self.always.union(own)
 
 
 def pytest_addoption(parser) -> None:
     group = parser.getgroup("course", "minidynamo course (graded exercises)")
     group.addoption("--impl", choices=IMPLS, default="student",
                     help="whose code to plug in: student (exercises/chNN, the default), "
-                         "solution (solutions/chNN) or stub (fresh stubs)")
+                         "solution (solutions/chNN) or stub (fresh stubs); each graded "
+                         "test gets only its own task's code, every other function is the "
+                         "reference, so a missing task costs only its own points")
+    group.addoption("--together", action="store_true",
+                    help="plug every task of the chapter in for the whole run instead "
+                         "(a test then also goes through the other tasks' code)")
     group.addoption("--cumulative", action="store_true",
-                    help="plug in every chapter up to the one being run")
+                    help="plug every task of every chapter up to the one being run, "
+                         "together for the whole run: your whole dynamo")
     group.addoption("--stub-task", metavar="ID", help="internal (verify): stub exactly this "
                     "task, take the rest from the solutions, run only its tests")
     group.addoption("--all-tests", action="store_true", help="internal (verify --coupling): "
@@ -209,6 +245,7 @@ def pytest_configure(config) -> None:
     config.stash[SESSION] = CourseSession(
         root=root, selected=selected, impl=config.getoption("impl"),
         cumulative=config.getoption("cumulative"), stub_task=config.getoption("stub_task"),
+        together=config.getoption("together") or config.getoption("cumulative"),
         impl_dir=(config.invocation_params.dir / impl_dir).resolve() if impl_dir else None,
         log_path=Path(log_path) if log_path else None, board=Plugboard(root))
 
@@ -218,8 +255,8 @@ def pytest_report_header(config) -> list[str]:
     if session is None:
         return []
     how = f"--stub-task={session.stub_task}" if session.stub_task else f"impl={session.impl}"
-    extra = ", cumulative" if session.cumulative else ""
-    return [f"course: {', '.join(session.selected)} with {how}{extra} (root {session.root})"]
+    return [f"course: {', '.join(session.selected)} with {how}, {session.mode()} "
+            f"(root {session.root})"]
 
 
 def pytest_sessionstart(session) -> None:
@@ -235,9 +272,17 @@ def pytest_sessionstart(session) -> None:
                                     f"{', '.join(course.selected)}")
         if str(course.root) not in sys.path:
             sys.path.insert(0, str(course.root))
-        choices = choose(course.plugged_chapters(), course.impl, stub_task=course.stub_task,
+        answerless = {c.name for c in course.chapters.values() if without_answers(c)}
+        chapters = course.plugged_chapters(answerless)
+        choices = choose(chapters, course.impl, stub_task=course.stub_task,
                          impl_dir=course.impl_dir)
-        course.board.plug(choices)
+        course.board.load(choices)
+        # A task the package has no answer for cannot fall back on the reference: it is
+        # plugged for the whole run (in a student edition, that is every task).
+        course.edition = all(c.name in answerless for c in chapters)
+        course.always = frozenset(task.id for c in chapters for task in c.tasks
+                                  if course.together or c.name in answerless)
+        course.board.plug(course.always)
     except (ManifestError, PlugError) as error:
         raise pytest.UsageError(f"course: {error}") from None
 
@@ -271,6 +316,7 @@ def pytest_collection_modifyitems(session, config, items) -> None:
                               "a graded test needs @pytest.mark.task(\"chNN.K\") to earn points")
         if getattr(item, "module", None) is not None:
             course.board.patch(vars(item.module))
+    _patch_exercise_modules(course)
     _share_points(course)
     for item in items:
         record = course.records.get(item.nodeid)
@@ -285,6 +331,17 @@ def pytest_collection_modifyitems(session, config, items) -> None:
                 "tests": [vars(course.records[item.nodeid]) for item in items
                           if item.nodeid in course.records],
                 "errors": course.board.errors, "collection_errors": course.collection_errors})
+
+
+def _patch_exercise_modules(course: CourseSession) -> None:
+    """Let every swap reach the modules imported from exercises/ (a test module's helpers,
+    like `samples.py`), not just the test modules: a name they imported from the package
+    must follow what is plugged."""
+    exercises = course.root / "exercises"
+    for module in list(sys.modules.values()):
+        file = getattr(module, "__file__", None)
+        if file and Path(file).resolve().is_relative_to(exercises):
+            course.board.patch(vars(module))
 
 
 def pytest_collectreport(report) -> None:
@@ -304,6 +361,24 @@ def _share_points(course: CourseSession) -> None:
     for record in course.records.values():
         record.shares = {t: points[t] / counts[t] for t in record.tasks if t in points}
         record.points = sum(record.shares.values())
+
+
+# -- running: each graded test with its own task plugged -----------------------------------
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    """Plug the test's tasks in (on top of those plugged for the whole run) for its setup,
+    call and teardown, and take them out after, unless the next test has the same ones."""
+    course = item.config.stash.get(SESSION, None)
+    if course is None:
+        return (yield)
+    tasks = course.tasks_for(item)
+    course.board.plug(tasks)
+    try:
+        return (yield)
+    finally:
+        if nextitem is None or course.tasks_for(nextitem) != tasks:
+            course.board.plug(course.always)
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -404,7 +479,7 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:
     if course is None or not course.records:
         return
     writer = terminalreporter
-    writer.section(f"points ({'cumulative, ' if course.cumulative else ''}impl={course.impl})")
+    writer.section(f"points (impl={course.impl}, {course.mode()})")
     earned_total = max_total = 0.0
     for chapter in course.selected:
         for task in course.chapters[chapter].tasks:
@@ -435,6 +510,6 @@ def pytest_sessionfinish(session, exitstatus) -> None:
 def pytest_unconfigure(config) -> None:
     course = config.stash.get(SESSION, None)
     if course is not None:
-        course.board.unplug()
+        course.board.close()
     global _ACTIVE
     _ACTIVE = None

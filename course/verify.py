@@ -10,8 +10,14 @@ For every chapter with a manifest:
 5. each known-bad submission under `tests/course/bad/<name>/` loses the tasks its
    `expect.toml` lists (and, unless `exact = false`, no others).
 
+Graded runs plug one task at a time (`course/plugin.py`), so steps 4 and 5 see each
+task alone: the other tasks are the package's own code while its tests run.
+
 With `--coupling`, each stubbed run runs every test of the chapter and reports the tests
-of *other* tasks that fail too: points a student who skips that task also loses.
+of *other* tasks that fail too: points a student who skips that task also loses. With
+one task plugged at a time there should be none; one that shows up means a test of one
+task depends on what another task's test left behind (a cache, a module-level value, a
+fixture shared between tests), and grading is not fair until it is fixed.
 
 Each configuration is one pytest process; they run in parallel. A known-bad submission
 is a directory of exercise files for one chapter (files it lacks come from the
@@ -159,7 +165,6 @@ def _check_stub(task_id: str, solution: ChapterRun, run: ChapterRun, findings: F
     if run.problem:
         findings.fail(f"{task_id} stubbed: {run.problem}")
         return
-    _report_coupling(task_id, solution, run, findings)
     passing = [test.nodeid for test in run.tests if test.passed and task_id in test.tasks]
     for nodeid in passing:
         findings.fail(f"{task_id} stubbed: a stub passes test {nodeid}")
@@ -168,6 +173,8 @@ def _check_stub(task_id: str, solution: ChapterRun, run: ChapterRun, findings: F
         findings.fail(f"{task_id} stubbed: {nodeid} did not run")
     if not passing and ran >= set(expected):
         findings.ok(f"{task_id} stubbed: its {len(expected)} test(s) fail")
+    if run.config.all_tests:
+        _report_coupling(task_id, solution, run, findings)
 
 
 def _report_coupling(task_id: str, solution: ChapterRun, run: ChapterRun,
@@ -183,6 +190,9 @@ def _report_coupling(task_id: str, solution: ChapterRun, run: ChapterRun,
         counts = ", ".join(f"{count} of {other}" for other, count in sorted(lost.items()))
         findings.warn(f"{task_id} stubbed: also fails tests of other tasks ({counts}); "
                       f"a student who skips {task_id} loses those too")
+    else:
+        others = sum(task_id not in test.tasks for test in run.tests)
+        findings.ok(f"{task_id} stubbed: no test of another task fails ({others} ran)")
 
 
 def _check_bad(bad: BadSubmission, run: ChapterRun, findings: Findings) -> None:

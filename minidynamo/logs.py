@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import logging
 import os
+import sys
 
 LOG_NAMES = ("trace_bytecode", "graph_code", "graph_breaks")
 ENV_VAR = "MINIDYNAMO_LOGS"
@@ -32,7 +33,15 @@ trace_bytecode_log = logging.getLogger("minidynamo.trace_bytecode")
 graph_code_log = logging.getLogger("minidynamo.graph_code")
 graph_breaks_log = logging.getLogger("minidynamo.graph_breaks")
 
-_handler = logging.StreamHandler()
+class _StderrHandler(logging.StreamHandler):
+    """Writes to whatever `sys.stderr` is when a record is emitted (pytest swaps it)."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.stream = sys.stderr
+        super().emit(record)
+
+
+_handler = _StderrHandler()
 _handler.setFormatter(logging.Formatter("%(message)s"))
 
 
@@ -58,8 +67,8 @@ def is_enabled(name: str) -> bool:
 
 def _configure_from_environment() -> None:
     """Read MINIDYNAMO_LOGS once, at import time (comma separated log names)."""
-    names = [name.strip() for name in os.environ.get(ENV_VAR, "").split(",")]
-    set_logs(**{name: True for name in names if name})
+    names = {name.strip() for name in os.environ.get(ENV_VAR, "").split(",")}
+    set_logs(**{name: name in names for name in LOG_NAMES})
 
 
 _configure_from_environment()

@@ -73,7 +73,7 @@ def itemgetter(*items: Any) -> Callable[[Any], Any]:
         return get_one
 
     def get_many(obj: Any) -> tuple:
-        return tuple(obj[item] for item in items)
+        return tuple([obj[item] for item in items])
 
     return get_many
 

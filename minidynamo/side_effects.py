@@ -49,7 +49,7 @@ class SideEffects:
         self.output = output
         self.latest_versions: dict[int, VariableTracker] = {}  # object_id -> newest tracker
         self.known_values: dict[int, tuple[Any, VariableTracker]] = {}  # id(value) -> (value, tracker)
-        self.mutated: list[int] = []  # object_ids of pre-existing objects to replay, in order
+        self.mutated: set[int] = set()  # object_ids of pre-existing objects to replay
         self.global_writes: dict[tuple[int, str], tuple[dict[str, Any], VariableTracker]] = {}
 
     # -- identity of real objects ---------------------------------------------
@@ -88,8 +88,7 @@ class SideEffects:
         if new.source is not None and not isinstance(new, IteratorVariable):
             if type(new) not in REPLAYS:
                 graph_break("unsupported mutation", f"mutating {new} from outside the frame")
-            if new.object_id not in self.mutated:
-                self.mutated.append(new.object_id)
+            self.mutated.add(new.object_id)
         self.output.replace_all(new)
 
     def store_global(self, f_globals: dict[str, Any], name: str, value: VariableTracker) -> None:
@@ -112,9 +111,9 @@ class SideEffects:
 
     def codegen_replay(self, codegen: PyCodegen) -> None:
         """Emit the bytecode that applies every recorded mutation, once."""
-        for object_id in self.mutated:
-            variable = self.latest_versions[object_id]
-            REPLAYS[type(variable)](codegen, variable)
+        for object_id, variable in self.latest_versions.items():  # in the order objects were first seen
+            if object_id in self.mutated:
+                REPLAYS[type(variable)](codegen, variable)
         for (_, name), (f_globals, value) in self.global_writes.items():
             codegen(value)
             codegen.store_global(f_globals, name)

@@ -170,22 +170,7 @@ class GetItemSource(ChainedSource):
         ]
 
 
-# -- helpers that spell the paths TorchDynamo uses for nn.Module state -------
-
-
-def module_parameter_source(module: Source, name: str) -> Source:
-    """A parameter of a module: `L['self']._parameters['weight']`."""
-    return GetItemSource(AttrSource(module, "_parameters"), name)
-
-
-def module_buffer_source(module: Source, name: str) -> Source:
-    """A buffer of a module: `L['self']._buffers['running_mean']`."""
-    return GetItemSource(AttrSource(module, "_buffers"), name)
-
-
-def submodule_source(module: Source, name: str) -> Source:
-    """A child module: `L['self']._modules['fc']`."""
-    return GetItemSource(AttrSource(module, "_modules"), name)
+# -- paths to a function's closure and defaults -------------------------------
 
 
 def closure_cell_source(function: Source, index: int) -> Source:

@@ -16,7 +16,7 @@ Graphs as data: ``normalize_graph`` (``[("placeholder", "L_x_"), ("call_function
 ``assert_same_value``. Runs, to reuse or cache: ``run_eager``, ``run_torch``,
 ``run_minidynamo`` (a function and a list of ``Call``) give ``RunResult``\ s that
 ``compare_runs`` and ``compare_with_eager`` compare. Trace logs: ``torch_trace_log``,
-``minidynamo_trace_log``, ``trace_opnames``. ``strict_mode()`` sets
+``minidynamo_trace_log``, ``capture_trace``, ``trace_opnames``. ``strict_mode()`` sets
 ``minidynamo.config.strict`` (the runs use it by default), so an internal error
 raises instead of falling back to eager.
 
@@ -50,7 +50,7 @@ __all__ = [  # in the order of this file
     "Call", "RunResult", "run_eager", "run_torch", "run_minidynamo", "strict_mode",
     "Difference", "Comparison", "compare_runs", "compare_with_eager",
     "compare_calls_with_torch", "compare_with_torch", "assert_same_as_torch",
-    "TraceLine", "torch_trace_log", "minidynamo_trace_log", "trace_opnames",
+    "TraceLine", "torch_trace_log", "minidynamo_trace_log", "capture_trace", "trace_opnames",
 ]  # fmt: skip
 
 
@@ -95,10 +95,6 @@ class RecordingBackend:
         self.graphs.append(gm)
         self.example_inputs.append(list(example_inputs))
         return gm.forward
-
-    @property
-    def graph_count(self) -> int:
-        return len(self.graphs)
 
 
 ## Graph normalisation #################################################################
@@ -413,10 +409,8 @@ def _run_compiled(name, compile_fn, fn, calls, fullgraph, dynamic, backend) -> R
 
 
 def _run(name: str, compile_it: Callable, fn: Callable, calls: Sequence[Call]) -> RunResult:
-    """Compile ``fn`` once and make the calls, each on deep copies of its arguments,
-    so that no run sees another run's mutations. A module is copied once per run (its
-    state carries from call to call, as it would for a user) and snapshotted after
-    each call."""
+    """Compile ``fn`` once; make each call on deep copies of its arguments. A module
+    is copied once per run (its state carries over calls) and snapshotted after each."""
     function = copy.deepcopy(fn) if isinstance(fn, torch.nn.Module) else fn
     try:
         compiled = compile_it(function)
@@ -436,8 +430,7 @@ def _run(name: str, compile_it: Callable, fn: Callable, calls: Sequence[Call]) -
 
 
 def _minidynamo_api() -> types.ModuleType:
-    """``minidynamo.api``, imported on first use (see the module docstring)."""
-    return importlib.import_module("minidynamo.api")
+    return importlib.import_module("minidynamo.api")  # on first use: see the docstring
 
 
 @contextlib.contextmanager
@@ -470,7 +463,7 @@ class Difference:
         return f"[{self.kind}] {self.detail}"
 
 
-@dataclasses.dataclass
+@dataclasses.dataclass(repr=False)
 class Comparison:
     """minidynamo against torch.compile (graphs) and eager (values, side effects).
 
@@ -510,6 +503,9 @@ class Comparison:
 
     def __str__(self) -> str:
         return self.report()
+
+    def __repr__(self) -> str:
+        return f"Comparison({self.function!r}, differences={sorted(self.kinds())})"
 
 
 def compare_runs(eager: RunResult, reference: RunResult, candidate: RunResult, name: str = "") -> Comparison:
@@ -573,7 +569,8 @@ def _describe_inputs(expected: tuple, actual: tuple) -> str | None:
 
 def _compare_graphs(reference: RunResult, candidate: RunResult) -> list[Difference]:
     if reference.graph_count != candidate.graph_count:
-        counts = f"torch.compile captured {reference.graph_count} graph(s), minidynamo {candidate.graph_count}"
+        counts = f"torch.compile captured {reference.graph_count} graph(s), "
+        counts += f"minidynamo {candidate.graph_count}"
         if candidate.graph_breaks:
             counts += f" (first graph break: {candidate.graph_breaks[0].splitlines()[0]})"
         return [Difference("graph count", counts)]
@@ -583,7 +580,9 @@ def _compare_graphs(reference: RunResult, candidate: RunResult) -> list[Differen
     return differences
 
 
-def _compare_graph(number: int, torch_gm: torch.fx.GraphModule, mini_gm: torch.fx.GraphModule) -> list[Difference]:
+def _compare_graph(
+    number: int, torch_gm: torch.fx.GraphModule, mini_gm: torch.fx.GraphModule
+) -> list[Difference]:
     where = f"graph {number}"
     torch_inputs, mini_inputs = placeholder_names(torch_gm), placeholder_names(mini_gm)
     differences = []
@@ -612,10 +611,12 @@ def _first_mismatch(expected: list, actual: list) -> str:
 
 
 def _describe_error(error: BaseException) -> str:
-    """``Type: first line of the message (file:line in function)``, the place being
-    the innermost frame of the traceback: where a tracer bug can be found."""
+    """``Type: first line of the message (file:line in function)``: the innermost
+    frame that raised it, passing over ``minidynamo/exc.py`` (which only builds
+    graph-break errors) to the handler that called it."""
     message = f"{type(error).__name__}: {error}".splitlines()[0]
-    frames = traceback.extract_tb(error.__traceback__)
+    frames = [frame for frame in traceback.extract_tb(error.__traceback__)
+              if not frame.filename.endswith(os.path.join("minidynamo", "exc.py"))]
     if not frames:
         return message
     last = frames[-1]
@@ -715,29 +716,29 @@ class TraceLine:
 
 
 def torch_trace_log(fn: Callable, *args: Any, **kwargs: Any) -> list[TraceLine]:
-    """TorchDynamo's ``trace_bytecode`` log (what ``TORCH_LOGS=trace_bytecode``
-    prints) of compiling and calling ``fn(*args, **kwargs)`` once, eager backend."""
+    """TorchDynamo's ``trace_bytecode`` log (``TORCH_LOGS=trace_bytecode``) of
+    compiling and calling ``fn(*args, **kwargs)`` once, eager backend."""
     torch._dynamo.reset()
-    try:
-        with _capture_log(TORCH_TRACE_LOGGER, _trace_line) as lines:
-            torch.compile(fn, backend="eager")(*copy.deepcopy(args), **copy.deepcopy(kwargs))
-    finally:
-        torch._dynamo.reset()
+    with capture_trace("torch") as lines:
+        torch.compile(fn, backend="eager")(*copy.deepcopy(args), **copy.deepcopy(kwargs))
     return lines
 
 
 def minidynamo_trace_log(fn: Callable, *args: Any, **kwargs: Any) -> list[TraceLine]:
-    """minidynamo's ``trace_bytecode`` log (what ``MINIDYNAMO_LOGS=trace_bytecode``
-    prints) of compiling and calling ``fn(*args, **kwargs)`` once, eager backend,
-    in strict mode."""
+    """minidynamo's ``trace_bytecode`` log (``MINIDYNAMO_LOGS=trace_bytecode``) of
+    compiling and calling ``fn(*args, **kwargs)`` once, eager backend, strict mode."""
     api = _minidynamo_api()
     api.reset()
-    try:
-        with strict_mode(), _capture_log(MINIDYNAMO_TRACE_LOGGER, _trace_line) as lines:
-            api.compile(fn, backend="eager")(*copy.deepcopy(args), **copy.deepcopy(kwargs))
-    finally:
-        api.reset()
+    with strict_mode(), capture_trace("minidynamo") as lines:
+        api.compile(fn, backend="eager")(*copy.deepcopy(args), **copy.deepcopy(kwargs))
     return lines
+
+
+def capture_trace(tracer: str = "minidynamo") -> contextlib.AbstractContextManager[list[TraceLine]]:
+    """``with capture_trace() as lines:`` collects the ``TRACE`` lines that
+    ``tracer`` ("minidynamo" or "torch") logs inside the block, printing none."""
+    logger_name = {"minidynamo": MINIDYNAMO_TRACE_LOGGER, "torch": TORCH_TRACE_LOGGER}[tracer]
+    return _capture_log(logger_name, _trace_line)
 
 
 @contextlib.contextmanager

@@ -37,7 +37,6 @@ from typing import TYPE_CHECKING, Any, Callable, Sequence
 from minidynamo import config, logs
 from minidynamo.bytecode import Instruction
 from minidynamo.exc import UserFrame, Unsupported, graph_break
-from minidynamo.sources import Source
 from minidynamo.translator.calls import CallHandlers
 from minidynamo.translator.containers import ContainerHandlers
 from minidynamo.translator.control_flow import ControlFlowHandlers
@@ -195,10 +194,6 @@ class InstructionTranslatorBase(
     def depth(self) -> int:
         """How many translators inlined this one (0 for the compiled frame)."""
         return 0 if self.parent is None else self.parent.depth() + 1
-
-    def cell_source(self, name: str) -> Source | None:
-        """Where a cell made by MAKE_CELL lives outside tracing (the root frame's own cells)."""
-        return None
 
     # -- where we are in the user's code ---------------------------------------------
 

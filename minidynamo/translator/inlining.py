@@ -16,17 +16,17 @@ Compare with TorchDynamo: `InliningInstructionTranslator.inline_call_` in
 from __future__ import annotations
 
 import inspect
-from typing import Sequence
+from typing import Any, Sequence
 
 from minidynamo import config
 from minidynamo.bytecode import Instruction, scan
-from minidynamo.exc import graph_break
+from minidynamo.exc import Unsupported, graph_break
 from minidynamo.translator.base import InstructionTranslatorBase
-from minidynamo.variables import VariableTracker
+from minidynamo.variables import ConstantVariable, VariableTracker, new_object_id
+from minidynamo.variables.iterators import GeneratorVariable
 from minidynamo.variables.functions import BaseUserFunctionVariable
 
 UNSUPPORTED_CODE_FLAGS = {
-    inspect.CO_GENERATOR: "a generator",
     inspect.CO_COROUTINE: "a coroutine",
     inspect.CO_ASYNC_GENERATOR: "an async generator",
     inspect.CO_ITERABLE_COROUTINE: "a coroutine",
@@ -53,9 +53,53 @@ class InliningInstructionTranslator(InstructionTranslatorBase):
             graph_break("inlining too deep", f"calling {code.co_name} {parent.depth()} calls deep")
         symbolic_locals = fn.bind(parent, args, kwargs)
         cells = dict(zip(code.co_freevars, fn.closure_cells(parent)))
+        if code.co_flags & inspect.CO_GENERATOR:  # nothing runs until the first next()
+            frame = InliningGeneratorInstructionTranslator(
+                parent.output, code, scan(code), symbolic_locals, fn.get_globals(), cells, parent
+            )
+            return GeneratorVariable(frame, object_id=new_object_id())
         tracer = cls(parent.output, code, scan(code), symbolic_locals, fn.get_globals(), cells, parent)
         tracer.run()
         return tracer.return_value
 
     def RETURN_VALUE(self, inst: Instruction) -> None:
         self.return_value = self.pop()
+
+
+class InliningGeneratorInstructionTranslator(InliningInstructionTranslator):
+    """The suspended frame of a generator made while tracing.
+
+    Calling a generator function runs nothing: it makes this translator and
+    returns a `GeneratorVariable` pointing at it. Each `next()` (a FOR_ITER over
+    the generator, the `sum` polyfill's loop, ...) *resumes* the frame until its
+    next YIELD_VALUE, exactly as CPython resumes a generator's frame, so the
+    generator's graph nodes interleave with its consumer's as in eager code.
+    """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.yielded: VariableTracker | None = None
+        self.output.tracers.append(self)  # alive (its locals see new versions) until exhausted
+
+    def resume(self, consumer: InstructionTranslatorBase) -> VariableTracker | None:
+        """Run to the next yield; the yielded value, or None once the generator returned."""
+        if self.return_value is not None:
+            return None
+        self.parent, self.yielded = consumer, None
+        try:
+            while self.yielded is None and self.step():
+                pass
+        except Unsupported as error:
+            error.add_user_frame(self.user_frame())
+            raise
+        if self.return_value is not None:
+            self.output.tracers.remove(self)
+            return None
+        return self.yielded
+
+    def RETURN_GENERATOR(self, inst: Instruction) -> None:
+        self.push(ConstantVariable(None))  # popped by the POP_TOP that follows
+
+    def YIELD_VALUE(self, inst: Instruction) -> None:
+        self.yielded = self.pop()
+        self.push(ConstantVariable(None))  # what `yield` evaluates to: nothing is ever sent

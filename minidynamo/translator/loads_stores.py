@@ -22,12 +22,13 @@ from typing import TYPE_CHECKING
 
 from minidynamo.bytecode import Instruction
 from minidynamo.exc import graph_break
-from minidynamo.sources import AttrSource, GlobalSource, ImportSource
+from minidynamo.sources import AttrSource, GlobalSource, ImportSource, Source
 from minidynamo.variables import (
     CellVariable,
     ConstantVariable,
     NullVariable,
     VariableBuilder,
+    VariableTracker,
     constant,
     new_object_id,
 )
@@ -73,7 +74,9 @@ class LoadStoreHandlers:
 
     def MAKE_CELL(self: InstructionTranslatorBase, inst: Instruction) -> None:
         contents = self.symbolic_locals.pop(inst.argval, None)
-        cell = CellVariable(contents, source=self.cell_source(inst.argval), object_id=new_object_id())
+        if contents is not None:
+            contents = contents.realize()  # an argument moved into a cell is realized, as in TorchDynamo
+        cell = CellVariable(contents, object_id=new_object_id())  # a new cell: dies with the frame
         self.output.side_effects.track_new(cell)
         self.cells[inst.argval] = cell
 
@@ -90,8 +93,9 @@ class LoadStoreHandlers:
         self.push(contents)
 
     def STORE_DEREF(self: InstructionTranslatorBase, inst: Instruction) -> None:
-        cell = self.cells[inst.argval]
-        self.output.side_effects.mutate(cell.clone(contents=self.pop()))
+        value = self.pop()
+        value.set_name_hint(inst.argval)
+        self.output.side_effects.mutate(self.cells[inst.argval].clone(contents=value))
 
     def DELETE_DEREF(self: InstructionTranslatorBase, inst: Instruction) -> None:
         cell = self.cells[inst.argval]
@@ -125,22 +129,19 @@ class LoadStoreHandlers:
         self.push(self.stack[-1].var_getattr(self, inst.argval))
 
 
-def load_global(self: InstructionTranslatorBase, name: str):  # noqa: ANN201 (a VariableTracker)
+def load_global(self: InstructionTranslatorBase, name: str) -> VariableTracker:
     """The tracker of global `name`: a pending write, the module's global, or a builtin."""
     written = self.output.side_effects.load_global(self.f_globals, name)
     if written is not None:
         return written
     if name in self.f_globals:  # lazy, like a frame argument
         return LazyVariableTracker(self.f_globals[name], self.output, source=global_source(self, name))
-    builtin_namespace = self.f_globals.get("__builtins__", builtins)
-    if isinstance(builtin_namespace, dict) and name in builtin_namespace:
-        return VariableBuilder(self.output, None)(builtin_namespace[name])
-    if hasattr(builtin_namespace, name):
-        return VariableBuilder(self.output, None)(getattr(builtin_namespace, name))
+    if hasattr(builtins, name):  # lazy too, with the source `__import__('builtins').name`
+        return LazyVariableTracker(getattr(builtins, name), self.output, source=AttrSource(ImportSource("builtins"), name))
     graph_break("undefined variable", f"global name {name!r} is not defined")
 
 
-def global_source(self: InstructionTranslatorBase, name: str):  # noqa: ANN201 (a Source)
+def global_source(self: InstructionTranslatorBase, name: str) -> Source:
     """`G['name']` in the compiled frame's module; `__import__('mod').name` elsewhere."""
     if self.f_globals is self.output.f_globals:
         return GlobalSource(name)

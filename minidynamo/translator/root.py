@@ -18,7 +18,7 @@ import types
 from typing import TYPE_CHECKING, Any
 
 from minidynamo.bytecode import Instruction, scan
-from minidynamo.sources import LocalCellSource, LocalSource, Source
+from minidynamo.sources import LocalCellSource, LocalSource
 from minidynamo.translator.base import InstructionTranslatorBase
 from minidynamo.variables import CellVariable, VariableTracker, new_object_id
 from minidynamo.variables.lazy import LazyVariableTracker
@@ -60,9 +60,6 @@ class InstructionTranslator(InstructionTranslatorBase):
             tracker = LazyVariableTracker(contents, output, source=LocalSource(name, is_cell=True))
         variable = CellVariable(tracker, source=LocalCellSource(name), object_id=new_object_id())
         return output.side_effects.track_existing(cell, variable)
-
-    def cell_source(self, name: str) -> Source | None:
-        return LocalCellSource(name)
 
     def RETURN_VALUE(self, inst: Instruction) -> None:
         self.return_value = self.pop()

@@ -25,6 +25,7 @@ Compare with TorchDynamo: `torch/_dynamo/variables/builder.py`
 
 from __future__ import annotations
 
+import collections
 import types
 from typing import TYPE_CHECKING, Any, Callable
 
@@ -46,6 +47,9 @@ from minidynamo.variables.user_defined import UserDefinedClassVariable, UserDefi
 
 if TYPE_CHECKING:
     from minidynamo.output_graph import OutputGraph
+
+
+DICT_CLASSES = (dict, collections.OrderedDict, collections.defaultdict)
 
 
 class VariableBuilder:
@@ -109,7 +113,11 @@ class VariableBuilder:
         if not all(is_constant_value(key) for key in value):
             graph_break("unsupported value", "a dict whose keys are not all constants")
         items = {key: self.child(item, key) for key, item in value.items()}
-        variable = ConstDictVariable(items, source=self.source, object_id=new_object_id())
+        factory = getattr(value, "default_factory", None)
+        factory_variable = VariableBuilder(self.output, None)(factory) if factory is not None else None
+        variable = ConstDictVariable(
+            items, type(value), factory_variable, source=self.source, object_id=new_object_id()
+        )
         return self.output.side_effects.track_existing(value, variable)
 
     def wrap_set(self, value: set) -> VariableTracker:
@@ -122,6 +130,12 @@ class VariableBuilder:
     def wrap_module(self, value: torch.nn.Module) -> VariableTracker:
         variable = NNModuleVariable(value, source=self.source, object_id=new_object_id())
         return self.output.side_effects.track_existing(value, variable)
+
+    def wrap_compiled_function(self, value: Any) -> VariableTracker:
+        """A function compiled with minidynamo.compile, called from traced code: inline
+        the original function (its frame is part of this one, as in TorchDynamo)."""
+        source = AttrSource(self.source, "_minidynamo_original") if self.source else None
+        return UserFunctionVariable(value._minidynamo_original, source=source)
 
     def wrap_method(self, value: types.MethodType) -> VariableTracker:
         owner_source = AttrSource(self.source, "__self__") if self.source else None
@@ -148,12 +162,13 @@ class VariableBuilder:
         (is_constant_value, wrap_constant),
         (lambda v: isinstance(v, tuple), wrap_tuple),
         (lambda v: type(v) is list, wrap_list),
-        (lambda v: type(v) is dict, wrap_dict),
+        (lambda v: type(v) in DICT_CLASSES, wrap_dict),
         (lambda v: type(v) is set, wrap_set),
         (lambda v: type(v) is range, lambda self, v: RangeVariable(v, source=self.source)),
         (lambda v: isinstance(v, torch.nn.Module), wrap_module),
         (is_torch_function, lambda self, v: TorchFunctionVariable(v, source=self.source)),
         (is_builtin, lambda self, v: BuiltinVariable(v, source=self.source)),
+        (lambda v: hasattr(v, "_minidynamo_original"), wrap_compiled_function),
         (lambda v: isinstance(v, types.FunctionType), lambda self, v: UserFunctionVariable(v, source=self.source)),
         (lambda v: isinstance(v, types.MethodType), wrap_method),
         (lambda v: isinstance(v, types.ModuleType), lambda self, v: PythonModuleVariable(v, source=self.source)),

@@ -21,8 +21,10 @@ Compare with TorchDynamo: `torch/_dynamo/variables/builtin.py` (`BuiltinVariable
 
 from __future__ import annotations
 
+import collections
 import functools
 import inspect
+import sys
 import math
 import operator
 from dataclasses import dataclass
@@ -33,7 +35,7 @@ import torch
 from minidynamo import polyfills
 from minidynamo.exc import Unsupported, graph_break
 from minidynamo.variables.base import VariableTracker, constant_values, method_handler_name, new_object_id
-from minidynamo.variables.constant import ConstantVariable, constant, fold
+from minidynamo.variables.constant import ConstantVariable, constant, fold, fold_value
 from minidynamo.variables.dicts import ConstDictVariable, as_key, dict_items, set_from_values
 from minidynamo.variables.iterators import ListIteratorVariable
 from minidynamo.variables.lists import ListVariable, RangeVariable, SliceVariable, TupleVariable, sorted_items
@@ -71,6 +73,9 @@ IN_PLACE_FALLBACK = {
     "__ior__": "__or__", "__ixor__": "__xor__", "__ilshift__": "__lshift__", "__irshift__": "__rshift__",
 }
 
+# operators whose first operand is a container: a tensor elsewhere is just an item
+CONTAINER_OPERATORS = frozenset({operator.getitem, operator.setitem, operator.delitem, operator.contains})
+
 # `0 < x` is recorded as `x > 0`, as TorchDynamo does
 REFLECTED_COMPARISONS = {
     operator.lt: operator.gt, operator.gt: operator.lt, operator.le: operator.ge,
@@ -87,8 +92,19 @@ POLYFILLS: dict[Callable[..., Any], Callable[..., Any]] = {
 # pure builtins that may run at trace time on constant arguments
 PURE_BUILTINS = frozenset({
     abs, bool, chr, divmod, float, format, frozenset, hash, int, len, max, min, ord,
-    pow, repr, round, sorted, str, complex, bin, hex, oct, issubclass,
+    pow, repr, round, sorted, str, complex, bin, hex, oct, issubclass, sys.intern,
 })
+
+# modules whose functions are all pure: math.sqrt, operator.index ... fold on constants
+PURE_MODULES = frozenset({"math", "_operator", "operator"})
+
+# functions that make a new class from constants, run at trace time
+CLASS_FACTORIES = frozenset({collections.namedtuple})
+
+
+def is_pure(fn: Any) -> bool:
+    """Whether `fn` may run now, at trace time, when all its arguments are constants."""
+    return fn in PURE_BUILTINS or getattr(fn, "__module__", None) in PURE_MODULES
 
 
 @dataclass(frozen=True, eq=False, repr=False)
@@ -118,8 +134,13 @@ class BuiltinVariable(VariableTracker):
         if self.fn in OPERATOR_DUNDERS and not kwargs:
             return call_operator(tx, self.fn, args)
         values = constant_values([*args, *kwargs.values()])
-        if values is not None and (self.fn in PURE_BUILTINS or getattr(self.fn, "__module__", None) == "math"):
+        if values is not None and is_pure(self.fn):
             return fold(self.fn, values[: len(args)], dict(zip(kwargs, values[len(args):])))
+        if values is not None and self.fn in CLASS_FACTORIES:  # namedtuple("P", "x y"): a new class
+            from minidynamo.variables.builder import VariableBuilder
+
+            result = fold_value(self.fn, values[: len(args)], dict(zip(kwargs, values[len(args):])))
+            return VariableBuilder(tx.output, None)(result)
         graph_break("unsupported call", f"builtin {self.fn.__name__}() with arguments {args}")
 
     def var_getattr(self, tx: Translator, name: str) -> VariableTracker:
@@ -161,7 +182,9 @@ def call_operator(tx: Translator, fn: Callable[..., Any], args: list[VariableTra
     values = constant_values(args)
     if values is not None and not any(arg.is_mutable() for arg in args):
         return fold(fn, values, {})  # rule 1: constants fold
-    if any(isinstance(arg, TensorVariable) for arg in args):
+    if isinstance(args[0], TensorVariable) or (
+        fn not in CONTAINER_OPERATORS and any(isinstance(arg, TensorVariable) for arg in args)
+    ):
         return tensor_operator(tx, fn, args)  # rule 2: a graph node
     dunder = OPERATOR_DUNDERS[fn]  # rule 3: the operand's own method
     receiver, rest = args[0], args[1:]
@@ -199,7 +222,8 @@ def truth_value(tx: Translator, value: VariableTracker) -> bool:
     """`bool(value)` at trace time: constants and container lengths are known; tensors are not."""
     value = value.realize()
     if isinstance(value, TensorVariable):
-        graph_break("data-dependent branch", "branching on a tensor's value (bool(tensor))")
+        graph_break("data-dependent branch", "the truth value of a tensor (`if`, `and`, `or`, `not`, "
+                    "bool() on a tensor) depends on its data")
     if value.is_python_constant():
         return bool(value.as_python_constant())
     if hasattr(value, "dunder_len"):
@@ -226,7 +250,8 @@ def _isinstance(tx: Translator, obj: VariableTracker, classes: VariableTracker) 
 
 
 def _callable(tx: Translator, obj: VariableTracker) -> VariableTracker:
-    return ConstantVariable(hasattr(obj.python_type(), "__call__"))
+    # look in the type's own MRO: hasattr(int, "__call__") would find type.__call__
+    return ConstantVariable(any("__call__" in vars(klass) for klass in obj.python_type().__mro__))
 
 
 def _type(tx: Translator, obj: VariableTracker) -> VariableTracker:
@@ -454,7 +479,7 @@ def is_builtin(value: Any) -> bool:
     try:
         return (
             value in BUILTIN_HANDLERS or value in OPERATOR_DUNDERS or value in POLYFILLS
-            or value in PURE_BUILTINS or getattr(value, "__module__", None) == "math"
+            or value in CLASS_FACTORIES or is_pure(value)
         )
     except TypeError:  # unhashable
         return False

@@ -140,9 +140,13 @@ def _new_container(value: list | dict | set) -> VariableTracker:
 
 def fold(function: Any, args: Sequence[Any], kwargs: dict[str, Any]) -> VariableTracker:
     """Run a pure function on constants now, at trace time, and track the result."""
+    return constant(fold_value(function, args, kwargs))
+
+
+def fold_value(function: Any, args: Sequence[Any], kwargs: dict[str, Any]) -> Any:
+    """`function(*args, **kwargs)` on constants, at trace time; an exception is a graph break."""
     try:
-        result = function(*args, **kwargs)
+        return function(*args, **kwargs)
     except Exception as error:  # the user's code would raise the same in eager
         name = getattr(function, "__name__", repr(function))
         graph_break("exception in traced code", f"{name}{tuple(args)} raised {type(error).__name__}: {error}")
-    return constant(result)

@@ -14,7 +14,7 @@ hashable trackers as keys.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Sequence
 
 from minidynamo.exc import graph_break
 from minidynamo.variables.base import (
@@ -46,15 +46,23 @@ def as_key(variable: VariableTracker) -> Any:
 
 @dataclass(frozen=True, eq=False, repr=False)
 class ConstDictVariable(VariableTracker):
-    """A dict from constant keys to trackers. Writes make new versions."""
+    """A dict from constant keys to trackers. Writes make new versions.
+
+    `dict_class` is dict, collections.OrderedDict or collections.defaultdict; a
+    defaultdict's `default_factory` is a tracker called for a missing key.
+    """
 
     items: dict[Any, VariableTracker]
-    children_fields = ("items",)
+    dict_class: type = dict
+    default_factory: VariableTracker | None = None
+    children_fields = ("items", "default_factory")
 
     def python_type(self) -> type:
-        return dict
+        return self.dict_class
 
     def as_python_constant(self) -> Any:
+        if self.dict_class is not dict:
+            return super().as_python_constant()
         return {key: value.as_python_constant() for key, value in self.items.items()}
 
     def as_proxy(self) -> Any:
@@ -69,10 +77,16 @@ class ConstDictVariable(VariableTracker):
         tx.output.side_effects.mutate(self.clone(items=items))
 
     def reconstruct(self, codegen: PyCodegen) -> None:
+        if self.dict_class is not dict:  # OrderedDict({...}) / defaultdict(factory, {...})
+            codegen.load_callable(self.dict_class)
+            if self.default_factory is not None:
+                codegen(self.default_factory)
         for key, value in self.items.items():
             codegen.load_const(key)
             codegen(value)
         codegen.append("BUILD_MAP", arg=len(self.items))
+        if self.dict_class is not dict:
+            codegen.call_function(2 if self.default_factory is not None else 1)
 
     # -- reading ---------------------------------------------------------------
 
@@ -81,9 +95,21 @@ class ConstDictVariable(VariableTracker):
 
     def dunder_getitem(self, tx: Translator, key: VariableTracker) -> VariableTracker:
         python_key = as_key(key)
-        if python_key not in self.items:
+        if python_key in self.items:
+            return self.items[python_key]
+        if self.default_factory is None:
             graph_break("exception in traced code", f"KeyError: {python_key!r}")
-        return self.items[python_key]
+        value = self.default_factory.call_function(tx, [], {})  # defaultdict: make and store
+        self.mutated(tx, {**self.items, python_key: value})
+        return value
+
+    def method_move_to_end(self, tx: Translator, key: VariableTracker, last: VariableTracker | None = None) -> VariableTracker:
+        python_key = as_key(key)
+        rest = {k: v for k, v in self.items.items() if k != python_key}
+        moved = {python_key: self.items[python_key]}
+        at_end = last is None or last.as_python_constant()
+        self.mutated(tx, {**rest, **moved} if at_end else {**moved, **rest})
+        return ConstantVariable(None)
 
     def dunder_contains(self, tx: Translator, key: VariableTracker) -> VariableTracker:
         return ConstantVariable(as_key(key) in self.items)
@@ -101,7 +127,7 @@ class ConstDictVariable(VariableTracker):
         return DictViewVariable(self, "items")
 
     def method_copy(self, tx: Translator) -> VariableTracker:
-        return ConstDictVariable(dict(self.items), object_id=new_object_id())
+        return self.clone(items=dict(self.items), source=None, object_id=new_object_id())
 
     # -- writing ---------------------------------------------------------------
 
@@ -197,9 +223,17 @@ class DictViewVariable(VariableTracker):
         return f"DictViewVariable({self.kind})"
 
 
+# Set methods that make a new value without changing the set: run on real sets of constants.
+PURE_SET_METHODS = frozenset({
+    "union", "intersection", "difference", "symmetric_difference", "issubset",
+    "issuperset", "isdisjoint", "copy", "__or__", "__and__", "__sub__", "__xor__",
+    "__eq__", "__ne__", "__le__", "__lt__", "__ge__", "__gt__",
+})
+
+
 @dataclass(frozen=True, eq=False, repr=False)
 class SetVariable(VariableTracker):
-    """A set of constants, kept in insertion order for deterministic rebuilding."""
+    """A set of constants. Its items are kept in the order a real set iterates them."""
 
     items: tuple[VariableTracker, ...]
     children_fields = ("items",)
@@ -218,14 +252,21 @@ class SetVariable(VariableTracker):
 
     var_getattr = bound_method_getattr
 
-    def with_values(self, values: list[Any]) -> SetVariable:
-        unique = list(dict.fromkeys(values))
-        return SetVariable(tuple(constant(v) for v in unique), object_id=new_object_id())
-
-    def mutated(self, tx: Translator, values: list[Any]) -> VariableTracker:
-        unique = list(dict.fromkeys(values))
-        tx.output.side_effects.mutate(self.clone(items=tuple(constant(v) for v in unique)))
+    def mutated(self, tx: Translator, values: set[Any]) -> VariableTracker:
+        tx.output.side_effects.mutate(self.clone(items=tuple(constant(v) for v in values)))
         return ConstantVariable(None)
+
+    def call_method(
+        self, tx: Translator, name: str, args: Sequence[VariableTracker], kwargs: dict[str, VariableTracker]
+    ) -> VariableTracker:
+        """Pure set algebra runs on real sets; mutating methods are the `method_*` below."""
+        if name not in PURE_SET_METHODS or kwargs:
+            return super().call_method(tx, name, args, kwargs)
+        others = [set(as_key(v) for v in arg.unpack_var_sequence(tx)) for arg in args]
+        result = getattr(set(self.keys()), name)(*others)
+        if isinstance(result, set):
+            return set_from_values(list(result))
+        return constant(result)
 
     def reconstruct(self, codegen: PyCodegen) -> None:
         for item in self.items:
@@ -239,46 +280,35 @@ class SetVariable(VariableTracker):
         return ConstantVariable(as_key(value) in self.keys())
 
     def method_add(self, tx: Translator, value: VariableTracker) -> VariableTracker:
-        return self.mutated(tx, [*self.keys(), as_key(value)])
+        values = set(self.keys())
+        values.add(as_key(value))
+        return self.mutated(tx, values)
 
     def method_update(self, tx: Translator, *others: VariableTracker) -> VariableTracker:
-        values = [as_key(v) for other in others for v in other.unpack_var_sequence(tx)]
-        return self.mutated(tx, [*self.keys(), *values])
+        values = set(self.keys())
+        values.update(as_key(v) for other in others for v in other.unpack_var_sequence(tx))
+        return self.mutated(tx, values)
 
     def method_discard(self, tx: Translator, value: VariableTracker) -> VariableTracker:
-        key = as_key(value)
-        return self.mutated(tx, [k for k in self.keys() if k != key])
+        values = set(self.keys())
+        values.discard(as_key(value))
+        return self.mutated(tx, values)
 
     def method_remove(self, tx: Translator, value: VariableTracker) -> VariableTracker:
         if as_key(value) not in self.keys():
             graph_break("exception in traced code", f"KeyError: {as_key(value)!r}")
         return self.method_discard(tx, value)
 
-    def _combine(self, tx: Translator, other: VariableTracker, operation: str) -> VariableTracker:
-        theirs = [as_key(v) for v in other.unpack_var_sequence(tx)]
-        result = getattr(set(self.keys()), operation)(theirs)
-        return self.with_values([k for k in [*self.keys(), *theirs] if k in result])
-
-    def method_union(self, tx: Translator, other: VariableTracker) -> VariableTracker:
-        return self._combine(tx, other, "union")
-
-    def method_intersection(self, tx: Translator, other: VariableTracker) -> VariableTracker:
-        return self._combine(tx, other, "intersection")
-
-    def method_difference(self, tx: Translator, other: VariableTracker) -> VariableTracker:
-        return self._combine(tx, other, "difference")
-
-    dunder_or = method_union
-    dunder_and = method_intersection
-    dunder_sub = method_difference
+    def method_clear(self, tx: Translator) -> VariableTracker:
+        return self.mutated(tx, set())
 
     def __repr__(self) -> str:
         return "SetVariable()"
 
 
 def set_from_values(values: list[Any]) -> SetVariable:
-    """A new set tracker (BUILD_SET, `set(...)`) from constant values."""
-    return SetVariable((), object_id=new_object_id()).with_values(values)
+    """A new set tracker (BUILD_SET, `set(...)`) from constant values, in real set order."""
+    return SetVariable(tuple(constant(value) for value in set(values)), object_id=new_object_id())
 
 
 def constant_keys(variables: list[VariableTracker]) -> list[Any]:

@@ -17,8 +17,9 @@ Compare with TorchDynamo: `torch/_dynamo/variables/iter.py` and
 
 from __future__ import annotations
 
+import types
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from minidynamo.exc import graph_break
 from minidynamo.variables.base import VariableTracker
@@ -109,3 +110,32 @@ class RangeIteratorVariable(IteratorVariable):
 
     def __repr__(self) -> str:
         return "RangeIteratorVariable()"
+
+
+@dataclass(frozen=True, eq=False, repr=False)
+class GeneratorVariable(IteratorVariable):
+    """A generator object made while tracing: a handle on its suspended frame.
+
+    `frame` is the generator's translator (its stack and locals are its state);
+    `next_variable` resumes it until the next `yield`.
+    """
+
+    frame: Any  # an InliningGeneratorInstructionTranslator (translator layer)
+
+    def python_type(self) -> type:
+        return types.GeneratorType
+
+    def next_variable(self, tx: Translator) -> VariableTracker | None:
+        return self.frame.resume(tx)
+
+    def unpack_var_sequence(self, tx: Translator) -> list[VariableTracker]:
+        items = []
+        while (item := self.next_variable(tx)) is not None:
+            items.append(item)
+        return items
+
+    def reconstruct(self, codegen: PyCodegen) -> None:
+        graph_break("cannot reconstruct", "a generator made while tracing escapes the frame")
+
+    def __repr__(self) -> str:
+        return f"GeneratorVariable({self.frame.code.co_name})"

@@ -18,13 +18,13 @@ calls and lifts parameters to graph inputs, as we do.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import TYPE_CHECKING, Sequence
 
 import torch
 from torch.nn.modules import module as module_internals
 
 from minidynamo.exc import graph_break
-from minidynamo.sources import module_buffer_source, module_parameter_source, submodule_source
+from minidynamo.sources import AttrSource, GetItemSource, Source
 from minidynamo.variables.base import VariableTracker
 from minidynamo.variables.constant import ConstantVariable
 from minidynamo.variables.user_defined import object_attribute
@@ -32,12 +32,8 @@ from minidynamo.variables.user_defined import object_attribute
 if TYPE_CHECKING:
     from minidynamo.translator.base import InstructionTranslatorBase as Translator
 
-# Where nn.Module keeps the state that becomes graph inputs, and how each is sourced.
-MODULE_STATE = (
-    ("_parameters", module_parameter_source),
-    ("_buffers", module_buffer_source),
-    ("_modules", submodule_source),
-)
+# Where nn.Module keeps the state that becomes graph inputs.
+MODULE_STATE = ("_parameters", "_buffers", "_modules")
 
 
 def has_hooks(module: torch.nn.Module) -> bool:
@@ -69,14 +65,22 @@ class NNModuleVariable(VariableTracker):
 
         if name in self.attributes:
             return self.attributes[name]
-        for state_name, make_source in MODULE_STATE:
+        for state_name in MODULE_STATE:
             state = self.module.__dict__.get(state_name, {})
             if name in state and name not in self.module.__dict__:
-                source = make_source(self.source, name) if self.source else None
+                source = GetItemSource(self.state_source(state_name), name) if self.source else None
                 if state[name] is None:
                     return ConstantVariable(None)  # e.g. a Linear without bias
                 return VariableBuilder(tx.output, source)(state[name])
         return object_attribute(tx, self, self.module, type(self.module), name)
+
+    def state_source(self, state_name: str) -> Source:
+        """`L['self']._parameters`, or `L['self'].__dict__['_parameters']` once the module
+        has been written to while tracing (TorchDynamo reads a mutated module through its
+        __dict__, and its graph inputs are named after that path)."""
+        if self.attributes:
+            return GetItemSource(AttrSource(self.source, "__dict__"), state_name)
+        return AttrSource(self.source, state_name)
 
     def call_function(
         self, tx: Translator, args: Sequence[VariableTracker], kwargs: dict[str, VariableTracker]

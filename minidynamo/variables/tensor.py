@@ -24,6 +24,7 @@ import torch
 import torch.fx
 
 from minidynamo.exc import graph_break
+from minidynamo.sources import AttrSource
 from minidynamo.variables.base import VariableTracker
 from minidynamo.variables.constant import constant
 
@@ -66,8 +67,9 @@ class TensorVariable(VariableTracker):
 
         if name in CONSTANT_ATTRIBUTES:
             return constant(getattr(self.example_value, name))
-        if name in TENSOR_ATTRIBUTES:
-            return tx.output.create_node(tx, "call_function", getattr, [self, constant(name)], {})
+        if name in TENSOR_ATTRIBUTES:  # a node, but reloaded from `x.T` if it is returned
+            result = tx.output.create_node(tx, "call_function", getattr, [self, constant(name)], {})
+            return result.clone(source=AttrSource(self.source, name)) if self.source else result
         if callable(getattr(torch.Tensor, name, None)):
             return GetAttrVariable(self, name)  # a method: called by call_method
         graph_break("unsupported attribute", f"Tensor attribute {name!r}")

@@ -20,6 +20,7 @@ Compare with TorchDynamo: `torch/_dynamo/variables/user_defined.py`
 
 from __future__ import annotations
 
+import collections
 import inspect
 import types
 from dataclasses import dataclass, field
@@ -146,6 +147,8 @@ class UserDefinedClassVariable(VariableTracker):
             return SizeVariable(tuple(args[0].unpack_var_sequence(tx)))
         if issubclass(self.cls, tuple) and hasattr(self.cls, "_fields"):
             return NamedTupleVariable(tuple(_namedtuple_items(self.cls, args, kwargs)), tuple_class=self.cls)
+        if self.cls in (collections.OrderedDict, collections.defaultdict):
+            return _construct_dict(tx, self.cls, args, kwargs)
         if _is_plain_class(self.cls):
             return _construct(tx, self, args, kwargs)
         graph_break("unsupported call", f"constructing a {self.cls.__name__} while tracing")
@@ -168,6 +171,21 @@ def _namedtuple_items(cls: type, args: Sequence[VariableTracker], kwargs: dict[s
     if set(values) != set(cls._fields):
         graph_break("exception in traced code", f"{cls.__name__}() got fields {sorted(values)}")
     return [values[name] for name in cls._fields]
+
+
+def _construct_dict(
+    tx: Translator, dict_class: type, args: Sequence[VariableTracker], kwargs: dict[str, VariableTracker]
+) -> VariableTracker:
+    """`OrderedDict(pairs)` or `defaultdict(factory, pairs)`: a new dict tracker of that class."""
+    from minidynamo.variables.dicts import ConstDictVariable, dict_items
+
+    factory = None
+    if dict_class is collections.defaultdict:
+        factory, args = (args[0], args[1:]) if args else (ConstantVariable(None), ())
+        if factory.is_python_constant() and factory.as_python_constant() is None:
+            factory = None
+    items = {**(dict_items(tx, args[0]) if args else {}), **kwargs}
+    return ConstDictVariable(items, dict_class, factory, object_id=new_object_id())
 
 
 def _is_plain_class(cls: type) -> bool:

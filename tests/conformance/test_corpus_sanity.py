@@ -7,6 +7,10 @@
 
 These pass before minidynamo can compile anything, and keep the corpus from
 drifting into programs that are not fair tests.
+
+"No graph break" is checked as ``explain(...).break_reasons == []``: torch 2.13
+computes ``graph_break_count`` as ``graph_count - 1``, which is -1 for a function
+that captures no graph, so the count alone says nothing for the pure corpus.
 """
 
 from __future__ import annotations

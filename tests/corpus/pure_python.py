@@ -700,7 +700,7 @@ def comprehension_cartesian(letters, numbers):
 
 
 @case([3, -1, 4, -1, 5])
-def comprehension_with_walrus_free_filter(items):
+def comprehension_filters(items):
     positives = [x for x in items if x > 0]
     return positives, [abs(x) for x in items], sum([x for x in items if x < 0])
 
@@ -908,7 +908,8 @@ def nested_closures(n):
 
 @case([3, 1, 2])
 def map_filter(items):
-    return list(map(_square, items)), list(filter(lambda v: v > 1, items)), list(map(operator.add, items, items))
+    squares = list(map(_square, items))
+    return squares, list(filter(lambda v: v > 1, items)), list(map(operator.add, items, squares))
 
 
 def _returns_multiple(n):
@@ -957,7 +958,8 @@ def any_all(items):
 
 @case(3, "s", [1], {"a": 1})
 def isinstance_checks(n, s, lst, d):
-    return isinstance(n, int), isinstance(s, str), isinstance(lst, (list, tuple)), isinstance(d, dict), isinstance(n, float)
+    simple = isinstance(n, int), isinstance(s, str), isinstance(n, float)
+    return simple, isinstance(lst, (list, tuple)), isinstance(d, dict)
 
 
 @case(5, "x", [1])
@@ -1138,7 +1140,8 @@ def user_class_dunder_methods(x, y):
 
 @case(3)
 def inheritance_and_super(n):
-    return Square(n).area(), Rectangle(n, 2).area(), Rectangle(1, n).describe(), isinstance(Rectangle(1, 1), Shape)
+    rectangle = Rectangle(1, n)
+    return Square(n).area(), Rectangle(n, 2).area(), rectangle.describe(), isinstance(rectangle, Shape)
 
 
 @case(4)

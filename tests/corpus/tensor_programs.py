@@ -372,7 +372,8 @@ def chunk_split(x):
 
 @case(t(2, 3))
 def type_conversions(x):
-    return x.double(), x.int(), x.long() + 1, x.half().float(), x.bool(), x.type_as(torch.zeros(1, dtype=torch.float64))
+    doubles = torch.zeros(1, dtype=torch.float64)
+    return x.double(), x.int(), x.long() + 1, x.half().float(), x.bool(), x.type_as(doubles)
 
 
 @case(t(3, 3))
@@ -1157,7 +1158,8 @@ CASES.add("linear_module", seeded(lambda: nn.Linear(4, 3)), t(2, 4))
 CASES.add("conv2d_module", seeded(lambda: nn.Conv2d(2, 3, 3)), t(1, 2, 5, 5))
 CASES.add("batchnorm2d_eval", seeded(lambda: _eval(nn.BatchNorm2d(3))), t(2, 3, 4, 4))
 CASES.add("batchnorm2d_train", seeded(lambda: nn.BatchNorm2d(3)), t(2, 3, 4, 4))
-CASES.add("sequential_module", seeded(lambda: nn.Sequential(nn.Linear(4, 5), nn.ReLU(), nn.Linear(5, 2))), t(3, 4))
+CASES.add("sequential_module", seeded(lambda: nn.Sequential(nn.Linear(4, 5), nn.ReLU(), nn.Linear(5, 2))),
+          t(3, 4))
 CASES.add("mlp_module", seeded(MLP), t(2, 4), tags=("inductor",))
 CASES.add("small_cnn_eval", seeded(lambda: _eval(SmallCNN())), t(2, 1, 6, 6), tags=("inductor",))
 CASES.add("module_with_buffer", seeded(WithBuffer), t(2, 3))
@@ -1174,7 +1176,8 @@ CASES.add("embedding_module", seeded(Embedder), ints(2, 3, high=10))
 CASES.add("conv_stack_eval", seeded(lambda: _eval(ConvStack())), t(1, 2, 6, 6))
 CASES.add("tiny_attention", seeded(TinyAttention), t(2, 3, 8), tags=("inductor",))
 CASES.add("layer_norm_module", seeded(lambda: nn.LayerNorm(5)), t(2, 5))
-CASES.add("dropout_eval_module", seeded(lambda: _eval(nn.Sequential(nn.Linear(3, 3), nn.Dropout(0.5)))), t(2, 3))
+CASES.add("dropout_eval_module", seeded(lambda: _eval(nn.Sequential(nn.Linear(3, 3), nn.Dropout(0.5)))),
+          t(2, 3))
 
 _MLP = seeded(MLP)
 _CNN = seeded(lambda: _eval(SmallCNN()))

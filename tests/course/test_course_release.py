@@ -9,7 +9,7 @@ from course.generate import is_stub
 from course.manifest import load_chapters
 from course.release import release, round_trip
 from course.source import read_module
-from course_helpers import course
+from course_helpers import course, pytest_in
 
 
 @pytest.fixture(scope="module")
@@ -45,6 +45,17 @@ def test_the_release_is_fresh_and_generates_no_solutions(edition):
 def test_tests_fail_as_shipped_and_pass_with_the_solutions_put_back(edition):
     root, out = edition
     assert round_trip(root, out) == []
+
+
+def test_an_edition_plugs_every_chapter_together(edition, tmp_path):
+    root, out = edition
+    copy = tmp_path / "edition"
+    shutil.copytree(out, copy)
+    shutil.copy(root / "solutions/ch01/ops.py", copy / "exercises/ch01/ops.py")
+    shutil.copy(root / "solutions/ch02/pipeline.py", copy / "exercises/ch02/pipeline.py")
+    run = pytest_in(copy, "exercises/ch02")
+    assert "all tasks together (the package has no answers)" in run.stdout
+    assert run.returncode == 0, run.stdout    # ch02 goes through the student's ch01 throughout
 
 
 def test_the_round_trip_notices_a_leak(edition, tmp_path):

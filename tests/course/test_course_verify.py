@@ -61,7 +61,20 @@ def test_coupling_reports_tests_of_other_tasks_that_a_stub_breaks(repo):
 
 @pytest.mark.task("ch01.3")
 def test_bump_by_a_sum():
-    assert ops.Counter().bump(ops.add(1, 2)) == 3
+    assert ops.Counter().bump(ops.add(1, 2)) == 3   # ch01.1's add is the reference here
+
+
+REMEMBERED = {}
+
+
+@pytest.mark.task("ch01.1")
+def test_add_and_remember():
+    REMEMBERED["sum"] = ops.add(1, 2)
+
+
+@pytest.mark.task("ch01.3")
+def test_bump_by_what_another_test_left():
+    assert ops.Counter().bump(REMEMBERED["sum"]) == 3
 ''')
     assert course(repo, "generate").returncode == 0
     expect = repo / "tests/course/bad/wrong_add/expect.toml"   # it now loses ch01.3 too
@@ -70,5 +83,9 @@ def test_bump_by_a_sum():
     assert quiet.returncode == 0 and "warn" not in quiet.stdout
     run = course(repo, "verify", "ch01", "--coupling")
     assert run.returncode == 0
+    # one task at a time, a test that calls another task's function is not coupled to it;
+    # a test that depends on what another task's test left behind is
     assert ("warn  ch01.1 stubbed: also fails tests of other tasks (1 of ch01.3); "
             "a student who skips ch01.1 loses those too") in run.stdout
+    assert "ok    ch01.2 stubbed: no test of another task fails (8 ran)" in run.stdout
+    assert run.stdout.count("warn") == 1

@@ -1,0 +1,8 @@
+"""Shared setup for the resume-function tests: make the helper modules importable."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))   # frame_state, samples, harness

@@ -1,0 +1,108 @@
+"""Reading a running CPython 3.11 frame's value stack and cells, for the tests.
+
+`sys.settrace` with `frame.f_trace_opcodes = True` stops before every
+instruction and shows `frame.f_locals`, but not the value stack, and a resume
+function needs exactly that stack. So the tests read it from the interpreter's
+own frame struct with ctypes (CPython 3.11, 64-bit, `Include/internal/pycore_frame.h`):
+
+    PyFrameObject:        ob_refcnt, ob_type, f_back, f_frame -> ...
+    _PyInterpreterFrame:  f_func, f_globals, f_builtins, f_locals, f_code,
+                          frame_obj, previous, prev_instr   (8 pointers)
+                          int stacktop; bool is_entry; char owner
+                          PyObject *localsplus[]            (at 9 pointers)
+
+`localsplus` holds the locals, cells and free variables, then the value stack
+up to `stacktop`. A NULL slot is reported as the `NULL` marker. Before calling
+the trace function the interpreter stores its stack pointer into `stacktop`.
+"""
+
+from __future__ import annotations
+
+import ctypes
+from types import CellType, FrameType
+
+from minidynamo.bytecode import opcodes
+
+POINTER = ctypes.sizeof(ctypes.c_void_p)
+F_FRAME = 3 * POINTER        # PyFrameObject.f_frame
+STACKTOP = 8 * POINTER       # _PyInterpreterFrame.stacktop
+LOCALSPLUS = 9 * POINTER     # _PyInterpreterFrame.localsplus
+
+
+class _Null:
+    """The marker for a NULL stack slot."""
+
+    def __repr__(self) -> str:
+        return "NULL"
+
+
+NULL = _Null()
+
+
+def _interpreter_frame(frame: FrameType) -> int:
+    return ctypes.c_void_p.from_address(id(frame) + F_FRAME).value
+
+
+def _slot(interpreter_frame: int, index: int):
+    address = ctypes.c_void_p.from_address(interpreter_frame + LOCALSPLUS + index * POINTER)
+    if address.value is None:
+        return NULL
+    return ctypes.cast(address.value, ctypes.py_object).value
+
+
+def slot_names(frame: FrameType) -> tuple[str, ...]:
+    code = frame.f_code
+    return opcodes.localsplus_names(code.co_varnames, code.co_cellvars, code.co_freevars)
+
+
+def value_stack(frame: FrameType) -> list:
+    """The frame's value stack, bottom first; NULL slots are `NULL`."""
+    interpreter_frame = _interpreter_frame(frame)
+    top = ctypes.c_int.from_address(interpreter_frame + STACKTOP).value
+    base = len(slot_names(frame))
+    return [_slot(interpreter_frame, index) for index in range(base, top)]
+
+
+def frame_cells(frame: FrameType) -> list[CellType]:
+    """The frame's cell objects for co_cellvars, in that order (after MAKE_CELL ran)."""
+    interpreter_frame = _interpreter_frame(frame)
+    names = slot_names(frame)
+    cells = [_slot(interpreter_frame, names.index(name)) for name in frame.f_code.co_cellvars]
+    assert all(isinstance(cell, CellType) for cell in cells), cells
+    return cells
+
+
+def call_with_no_handled_exception(thunk):
+    """Call `thunk` as code outside any `except` block would: `sys.exc_info()` empty.
+
+    A trace callback runs with the traced frame's handled exception still set
+    (3.11 keeps one per thread, not per frame); the tracer's generated code
+    that calls a resume function has none. `PyErr_SetHandledException` (new in
+    3.11) clears it for the call and puts it back afterwards.
+    """
+    saved = _handled_exception()
+    _set_handled_exception(None)
+    try:
+        return thunk()
+    finally:
+        _set_handled_exception(saved)
+
+
+def _handled_exception() -> BaseException | None:
+    """`PyErr_GetHandledException()`: a new reference, or NULL when there is none."""
+    get = ctypes.pythonapi.PyErr_GetHandledException
+    get.restype = ctypes.c_void_p
+    address = get()
+    if address is None:
+        return None
+    exception = ctypes.cast(address, ctypes.py_object).value
+    ctypes.pythonapi.Py_DecRef(ctypes.c_void_p(address))    # drop the C call's reference
+    return exception
+
+
+def _set_handled_exception(exception: BaseException | None) -> None:
+    """`PyErr_SetHandledException(exception)`: None clears it; the reference is not stolen."""
+    set_handled = ctypes.pythonapi.PyErr_SetHandledException
+    set_handled.argtypes = [ctypes.py_object]
+    set_handled.restype = None
+    set_handled(exception)
