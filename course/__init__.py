@@ -7,7 +7,7 @@ and writes a student file of stubs and a solution file of the package's own code
 each module, plus checksums of the graded tests (`generate.py`). When `pytest
 exercises/chNN` runs, the pytest plugin (`plugin.py`, enabled by `exercises/conftest.py`)
 executes the chosen implementation (the student's file, the solution, or fresh stubs)
-and swaps its functions into the live package for the session (`plugging.py`), so the
+and swaps its functions into the live package around each graded test, one task at a time (`plugging.py`), so the
 graded tests exercise the student's code inside the full reference pipeline. `verify.py`
 proves that solutions pass and stubs fail, test by test; `grade.py` scores submissions
 chapter by chapter in fresh subprocesses (`runner.py`) and writes the reports

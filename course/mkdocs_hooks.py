@@ -193,8 +193,9 @@ def exercises(chapter: str, root: Path = ROOT) -> str:
             "real thing (`dis`, CPython, `torch.compile`):",
             "",
             "```bash",
-            f"pytest exercises/{chapter}                    # your code",
+            f"pytest exercises/{chapter}                    # your code, one task at a time",
             f"pytest exercises/{chapter} --impl=solution    # the reference, to see green",
+            f"pytest exercises/{chapter} --together         # all of this chapter's tasks at once",
             f"pytest exercises/{chapter} --cumulative       # your code from every chapter up to this one",
             "```",
         ]

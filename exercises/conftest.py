@@ -1,7 +1,8 @@
 """The graded tests' conftest: it enables the course plugin (course/plugin.py).
 
-The plugin plugs the manifest's functions into the package for the session:
-`pytest exercises/ch01 [--impl=student|solution|stub] [--cumulative]`.
+While a graded test runs, the plugin plugs its task's function into the package (one
+task at a time, so a missing task costs only its own points):
+`pytest exercises/ch01 [--impl=student|solution|stub] [--together] [--cumulative]`.
 """
 
 pytest_plugins = ["course.plugin"]

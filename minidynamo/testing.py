@@ -435,11 +435,8 @@ def _minidynamo_api() -> types.ModuleType:
 
 @contextlib.contextmanager
 def strict_mode(enabled: bool = True) -> Iterator[None]:
-    """Set ``minidynamo.config.strict`` for the duration of a ``with`` block.
-
-    In strict mode an internal error of minidynamo raises instead of falling back to
-    eager, so a broken (or stub) implementation cannot pass by not compiling.
-    """
+    """Set ``minidynamo.config.strict`` in a ``with`` block: an internal error then
+    raises instead of falling back to eager, so a stub cannot pass by not compiling."""
     config = importlib.import_module("minidynamo.config")
     previous = config.strict
     config.strict = enabled

@@ -6,7 +6,7 @@ import gc
 import re
 import weakref
 
-from samples import loops
+from resume_samples import loops
 
 from minidynamo import resume
 from minidynamo.bytecode import scan, stack_depths

@@ -13,8 +13,8 @@ import inspect
 import traceback
 
 import pytest
-from harness import refused_offsets
-from samples import SAMPLES, Recorder, closures, loops, raising, with_block
+from resume_harness import refused_offsets
+from resume_samples import SAMPLES, Recorder, closures, loops, raising, with_block
 
 from minidynamo import resume
 from minidynamo.bytecode import decode_exception_table, scan, stack_depths

@@ -5,7 +5,7 @@ from __future__ import annotations
 import types
 
 import pytest
-from samples import calls_with_nulls, closures, loops, with_block
+from resume_samples import calls_with_nulls, closures, loops, with_block
 
 from minidynamo import resume
 from minidynamo.bytecode import assemble, create_instruction, scan, stack_depths

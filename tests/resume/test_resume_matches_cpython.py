@@ -10,8 +10,8 @@ frame's prologue or in the middle of a call sequence must be refused instead.
 from __future__ import annotations
 
 import pytest
-from harness import reference, refused_offsets, resume_at, resume_points
-from samples import SAMPLES
+from resume_harness import reference, refused_offsets, resume_at, resume_points
+from resume_samples import SAMPLES
 
 from minidynamo import resume
 

@@ -1,0 +1,138 @@
+"""Chapter 3: VariableTrackers, their protocol, immutability and the builtins table."""
+
+from __future__ import annotations
+
+import dataclasses
+import operator
+
+import pytest
+import torch
+
+import minidynamo
+from minidynamo.output_graph import OutputGraph
+from minidynamo.sources import LocalSource
+from minidynamo.translator import InstructionTranslator
+from minidynamo.variables import (
+    BuiltinVariable,
+    ConstantVariable,
+    ListVariable,
+    TensorVariable,
+    TupleVariable,
+    VariableBuilder,
+    VariableTracker,
+    new_object_id,
+    replace_version,
+)
+
+
+def make_translator() -> InstructionTranslator:
+    """A root translator for an empty frame: enough to call trackers' methods."""
+
+    def frame():
+        return None
+
+    output = OutputGraph(frame.__globals__, lambda gm, inputs: gm.forward)
+    return InstructionTranslator(frame.__code__, {}, frame.__globals__, None, output)
+
+
+@pytest.fixture
+def tx():
+    return make_translator()
+
+
+def test_trackers_are_immutable():
+    value = ConstantVariable(3)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        value.value = 4  # type: ignore[misc]
+
+
+def test_protocol_defaults_are_graph_breaks(tx):
+    bare = VariableTracker()
+    for call in (
+        lambda: bare.as_python_constant(),
+        lambda: bare.as_proxy(),
+        lambda: bare.var_getattr(tx, "x"),
+        lambda: bare.call_function(tx, [], {}),
+        lambda: bare.call_method(tx, "m", [], {}),
+        lambda: bare.unpack_var_sequence(tx),
+    ):
+        with pytest.raises(minidynamo.Unsupported):
+            call()
+    assert not bare.is_python_constant()
+
+
+def test_constants_fold_through_the_operator_protocol(tx):
+    add = BuiltinVariable(operator.add)
+    result = add.call_function(tx, [ConstantVariable(2), ConstantVariable(3)], {})
+    assert isinstance(result, ConstantVariable) and result.value == 5
+    assert BuiltinVariable(len).call_function(tx, [TupleVariable((ConstantVariable(1),))], {}).value == 1
+    assert BuiltinVariable(max).call_function(tx, [ConstantVariable(2), ConstantVariable(7)], {}).value == 7
+
+
+def test_a_tensor_operand_adds_a_graph_node(tx):
+    x = VariableBuilder(tx.output, LocalSource("x"))(torch.ones(2, 3))
+    assert isinstance(x, TensorVariable) and x.node.op == "placeholder" and x.node.target == "L_x_"
+    y = BuiltinVariable(operator.mul).call_function(tx, [x, ConstantVariable(2)], {})
+    assert isinstance(y, TensorVariable)
+    assert y.node.target is operator.mul and y.node.args == (x.node, 2)
+    assert y.example_value.shape == (2, 3)  # computed on FakeTensors
+    assert type(y.example_value).__name__ == "FakeTensor"
+    assert y.var_getattr(tx, "shape").as_python_constant() == torch.Size([2, 3])
+
+
+def test_list_mutation_makes_a_new_version_everywhere(tx):
+    items = ListVariable((), object_id=new_object_id())
+    tx.output.tracers.append(tx)  # as while it runs: replace_all walks the running translators
+    tx.push(items)
+    tx.symbolic_locals["parts"] = items
+    items.call_method(tx, "append", [ConstantVariable(1)], {})
+    assert tx.stack[-1] is tx.symbolic_locals["parts"]
+    assert tx.symbolic_locals["parts"].as_python_constant() == [1]
+    assert items.as_python_constant() == []  # the old version is untouched
+
+
+def test_replace_version_rebuilds_only_what_contains_the_object():
+    inner = ListVariable((), object_id=new_object_id())
+    outer = TupleVariable((inner, ConstantVariable(2)))
+    other = TupleVariable((ConstantVariable(3),))
+    new_inner = inner.clone(items=(ConstantVariable(1),))
+    replaced = replace_version([outer, other], new_inner)
+    assert replaced[0].items[0] is new_inner and replaced[1] is other
+
+
+@pytest.mark.parametrize("value, expected", [
+    (ConstantVariable(2), "ConstantVariable(int: 2)"),
+    (ConstantVariable(None), "ConstantVariable(NoneType: None)"),
+    (ListVariable((), object_id=1), "ListVariable(length=0)"),
+    (BuiltinVariable(operator.add), "BuiltinVariable(add)"),
+])
+def test_reprs_follow_torch_trace_logs(value, expected):
+    assert repr(value) == expected
+
+
+@pytest.mark.parametrize("value, tracker", [
+    (3, "ConstantVariable"), ("s", "ConstantVariable"), (torch.float32, "ConstantVariable"),
+    ([1, 2], "ListVariable"), ((1, 2), "TupleVariable"), ({"a": 1}, "ConstDictVariable"),
+    ({1, 2}, "SetVariable"), (range(3), "RangeVariable"), (len, "BuiltinVariable"),
+    (torch.relu, "TorchFunctionVariable"), (make_translator, "UserFunctionVariable"),
+    (torch.nn.Linear(2, 2), "NNModuleVariable"), (torch, "PythonModuleVariable"),
+    (dataclasses.dataclass, "UserFunctionVariable"), (object(), "UserDefinedObjectVariable"),
+    (torch.Size([2]), "SizeVariable"),
+])
+def test_builder_picks_a_tracker_by_value(tx, value, tracker):
+    assert type(VariableBuilder(tx.output, LocalSource("v"))(value)).__name__ == tracker
+
+
+def test_builder_gives_one_tracker_per_object(tx):
+    shared = [torch.ones(1)]
+    first = VariableBuilder(tx.output, LocalSource("a"))(shared)
+    second = VariableBuilder(tx.output, LocalSource("b"))(shared)
+    assert first is second  # aliasing: one object, one tracker, one identity
+
+
+def test_user_function_calls_are_inlined(tx):
+    def helper(a, b=10):
+        return a * b
+
+    function = VariableBuilder(tx.output, None)(helper)
+    assert function.call_function(tx, [ConstantVariable(4)], {}).as_python_constant() == 40
