@@ -24,7 +24,7 @@ Compare with TorchDynamo: `ContinueExecutionCache.generate` in
 from __future__ import annotations
 
 import inspect
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from types import CodeType
 from typing import Any, Sequence
 
@@ -210,7 +210,6 @@ class Prologue:
     freevar_count: int
     exception_slots: list[int]               # where a saved exception goes
     reentries: dict[int, Instruction]        # with-block slot -> its BEFORE_WITH
-    instructions: list[Instruction] = field(default_factory=list)
 
     def push_slot(self, slot: int, value: str) -> list[Instruction]:
         """The instructions that put one non-NULL value back into its slot."""
@@ -222,7 +221,7 @@ class Prologue:
 
     def build(self, target: Instruction) -> list[Instruction]:
         """COPY_FREE_VARS, RESUME, the stack bottom first, and a jump to `target`."""
-        code = []
+        code: list[Instruction] = []
         if self.freevar_count:
             code.append(create_instruction("COPY_FREE_VARS", arg=self.freevar_count))
         code.append(create_instruction("RESUME", arg=0))

@@ -41,6 +41,7 @@ def _make(code: CodeType | FunctionType, resume_offset: int, stack_depth: int,
 
 
 def _generate(code: CodeType, point: ResumePoint) -> CodeType:
+    """Generate the resume code and remember which original it continues."""
     resume_code, offsets = generate_resume_code(code, point)
     record_origin(resume_code, ResumeOrigin(code, offsets))
     return resume_code

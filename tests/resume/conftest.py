@@ -5,4 +5,4 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).parent))   # resume_frame_state, resume_samples, resume_harness
+sys.path.insert(0, str(Path(__file__).parent))   # resume_harness and its helpers

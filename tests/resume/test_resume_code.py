@@ -127,7 +127,8 @@ def test_qualified_names_keep_their_scope():
     store = next(i for i in scan(code) if i.opname == "STORE_FAST")
     resumed = make_at(code, store.offset, 1)
     scope = Model.forward.__qualname__.rpartition(".")[0]
-    assert resumed.co_qualname == f"{scope}.minidynamo_resume_in_forward_at_{store.positions.lineno}"
+    line = store.positions.lineno
+    assert resumed.co_qualname == f"{scope}.minidynamo_resume_in_forward_at_{line}"
 
 
 def test_arguments_flags_and_variables():

@@ -45,7 +45,7 @@ def run_reconstruct(source, **frame_locals):
 
     instructions = [create_instruction("RESUME", arg=0), *source.reconstruct(), create_instruction("RETURN_VALUE")]
     code = assemble(instructions, probe.__code__)
-    return types.FunctionType(code, globals())(**frame_locals)
+    return types.FunctionType(code, globals(), "probe", probe.__defaults__)(**frame_locals)
 
 
 def test_reconstruct_reloads_the_value():

@@ -1,0 +1,133 @@
+"""Chapter 5: the transformed frame, its graph call, rebuilt outputs and replayed side effects."""
+
+from __future__ import annotations
+
+import dis
+
+import torch
+
+import minidynamo
+from minidynamo import convert_frame
+from tracer_helpers import run_minidynamo
+
+COUNTER = 0
+
+
+class Box:
+    def __init__(self, value):
+        self.value = value
+
+
+def test_transformed_code_calls_the_compiled_graph_installed_as_a_global():
+    def fn(x):
+        return x.sin() + 1
+
+    code, output = convert_frame.transform_code(fn, (torch.ones(2),), {}, lambda gm, inputs: gm.forward)
+    names = [inst.argval for inst in dis.get_instructions(code) if inst.opname == "LOAD_GLOBAL"]
+    assert names and names[0].startswith("__compiled_fn_")
+    assert names[0] in fn.__globals__  # installed, as Dynamo does
+    fn.__globals__.pop(names[0])
+
+
+def test_no_tensor_operation_no_graph():
+    def fn(x, n):
+        return n * 2, [n] * 3, x  # x is reloaded from its source
+
+    x = torch.ones(2)
+    result, recorder = run_minidynamo(fn, x, 4)
+    assert result == (8, [4, 4, 4], x) and result[2] is x
+    assert recorder.graphs == []
+
+
+def test_input_list_mutations_are_replayed_once():
+    def fn(x, items, table):
+        items.append(x * 2)
+        items.insert(0, "first")
+        table["double"] = items[-1]
+        del table["old"]
+        return items
+
+    items, table = [], {"old": 1}
+    result, recorder = run_minidynamo(fn, torch.ones(2), items, table)
+    assert result is items  # the very same list, mutated in place
+    assert items[0] == "first" and torch.equal(items[1], torch.full((2,), 2.0)) and len(items) == 2
+    assert list(table) == ["double"] and table["double"] is items[1]
+    assert len(recorder.graphs) == 1
+
+
+def test_attribute_global_and_cell_writes_are_replayed():
+    counter = 0
+
+    def fn(x, box):
+        global COUNTER
+        nonlocal counter
+        COUNTER += 1
+        counter += 10
+        box.value = box.value + x
+        box.extra = "new"
+        return x
+
+    box = Box(torch.zeros(2))
+    before = COUNTER
+    run_minidynamo(fn, torch.ones(2), box)
+    assert COUNTER == before + 1 and counter == 10
+    assert torch.equal(box.value, torch.ones(2)) and box.extra == "new"
+
+
+def test_module_attribute_write_is_replayed():
+    class Counting(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.calls = 0
+
+        def forward(self, x):
+            self.calls += 1
+            return x * self.calls
+
+    model = Counting()
+    compiled = minidynamo.compile(model, fullgraph=True)
+    assert torch.equal(compiled(torch.ones(1)), torch.ones(1))
+    assert torch.equal(compiled(torch.ones(1)), torch.full((1,), 2.0))
+    assert model.calls == 2 and compiled.calls == 2
+
+
+def test_new_objects_are_rebuilt_with_aliasing_kept():
+    def fn(x):
+        shared = [x + 1]
+        box = Box(x * 2)
+        box.tag = "made while tracing"
+        return shared, shared, box, (lambda y: y + 1)
+
+    shared, again, box, function = minidynamo.compile(fn, fullgraph=True)(torch.ones(2))
+    assert shared is again
+    assert isinstance(box, Box) and box.tag == "made while tracing" and torch.equal(box.value, torch.full((2,), 2.0))
+    assert function(1) == 2
+
+
+def test_tracing_never_runs_user_side_effects(caplog):
+    calls = []
+
+    def fn(x):
+        calls.append("ran")  # recorded while tracing, replayed once after the graph
+        y = x * 2
+        if y.sum() > 0:  # graph break: the whole frame runs eagerly instead
+            return y
+        return -y
+
+    with caplog.at_level("WARNING", logger="minidynamo"):
+        minidynamo.compile(fn)(torch.ones(2))
+    assert calls == ["ran"]  # once: by the eager fallback, never by tracing
+    assert "graph break in test_tracing_never_runs_user_side_effects.<locals>.fn, running it eagerly" in caplog.text
+
+
+def test_graph_outputs_follow_torch_order_return_value_first():
+    def fn(x, items):
+        items.append(x.sum())
+        return x * 2
+
+    items = []
+    result, recorder = run_minidynamo(fn, torch.ones(2), items)
+    outputs = recorder.graphs[0].graph.output_node().args[0]
+    assert [node.name for node in outputs] == ["mul", "sum_1"]
+    assert torch.equal(result, torch.full((2,), 2.0)) and torch.equal(items[0], torch.tensor(2.0))
+
