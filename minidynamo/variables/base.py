@@ -38,7 +38,7 @@ import dataclasses
 import inspect
 import itertools
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar, Sequence, TypeVar
+from typing import TYPE_CHECKING, Any, Callable, ClassVar, Sequence, TypeVar
 
 from minidynamo.exc import Unsupported, graph_break
 from minidynamo.sources import Source
@@ -129,11 +129,7 @@ class VariableTracker:
         handler = getattr(self, method_handler_name(name), None)
         if handler is None:
             graph_break("unsupported call", f"method {name}() of {self}")
-        try:
-            inspect.signature(handler).bind(tx, *args, **kwargs)
-        except TypeError as error:
-            graph_break("exception in traced code", f"{name}() called with bad arguments: {error}")
-        return handler(tx, *args, **kwargs)
+        return call_checked(handler, tx, args, kwargs, name)
 
     def unpack_var_sequence(self, tx: Translator) -> list[VariableTracker]:
         graph_break("unsupported operator", f"iterating over {self}")
@@ -161,6 +157,21 @@ class VariableTracker:
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}()"
+
+
+def call_checked(
+    handler: Callable[..., VariableTracker],
+    tx: Translator,
+    args: Sequence[VariableTracker],
+    kwargs: dict[str, VariableTracker],
+    what: str,
+) -> VariableTracker:
+    """`handler(tx, *args, **kwargs)`; wrong arguments are the user's TypeError, a clear break."""
+    try:
+        inspect.signature(handler).bind(tx, *args, **kwargs)
+    except TypeError as error:
+        graph_break("exception in traced code", f"{what}() called with bad arguments: {error}")
+    return handler(tx, *args, **kwargs)
 
 
 def method_handler_name(name: str) -> str:

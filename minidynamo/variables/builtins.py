@@ -34,7 +34,13 @@ import torch
 
 from minidynamo import polyfills
 from minidynamo.exc import Unsupported, graph_break
-from minidynamo.variables.base import VariableTracker, constant_values, method_handler_name, new_object_id
+from minidynamo.variables.base import (
+    VariableTracker,
+    call_checked,
+    constant_values,
+    method_handler_name,
+    new_object_id,
+)
 from minidynamo.variables.constant import ConstantVariable, constant, fold, fold_value
 from minidynamo.variables.dicts import ConstDictVariable, as_key, dict_items, set_from_values
 from minidynamo.variables.iterators import ListIteratorVariable
@@ -130,7 +136,7 @@ class BuiltinVariable(VariableTracker):
         kwargs = {name: value.realize() for name, value in kwargs.items()}
         handler = BUILTIN_HANDLERS.get(self.fn)
         if handler is not None:
-            return call_handler(handler, tx, args, kwargs, self.fn.__name__)
+            return call_checked(handler, tx, args, kwargs, self.fn.__name__)
         if self.fn in OPERATOR_DUNDERS and not kwargs:
             return call_operator(tx, self.fn, args)
         values = constant_values([*args, *kwargs.values()])
@@ -155,21 +161,6 @@ class BuiltinVariable(VariableTracker):
 
     def __repr__(self) -> str:
         return f"BuiltinVariable({self.fn.__name__})"
-
-
-def call_handler(
-    handler: Callable[..., VariableTracker],
-    tx: Translator,
-    args: Sequence[VariableTracker],
-    kwargs: dict[str, VariableTracker],
-    what: str,
-) -> VariableTracker:
-    """Call a handler, turning a wrong number of arguments into a clear break."""
-    try:
-        inspect.signature(handler).bind(tx, *args, **kwargs)
-    except TypeError as error:
-        graph_break("exception in traced code", f"{what}() called with bad arguments: {error}")
-    return handler(tx, *args, **kwargs)
 
 
 # ---------------------------------------------------------------------------
