@@ -50,7 +50,9 @@ def compile(  # noqa: A001 (mirrors torch.compile)
         compiled = compile(function, backend=backend_fn, fullgraph=fullgraph)
         return types.MethodType(compiled, owner)
     if not isinstance(fn_or_module, types.FunctionType):
-        raise TypeError(f"minidynamo.compile expects a Python function or an nn.Module, got {fn_or_module!r}")
+        raise TypeError(
+            f"minidynamo.compile expects a Python function or an nn.Module, got {fn_or_module!r}"
+        )
     fn = fn_or_module
 
     @functools.wraps(fn)
@@ -121,10 +123,8 @@ class ExplainOutput:
 
     @property
     def ops_per_graph(self) -> list[list[Any]]:
-        return [
-            [node.target for node in graph.graph.nodes if node.op in ("call_function", "call_method", "call_module")]
-            for graph in self.graphs
-        ]
+        calls = ("call_function", "call_method", "call_module")
+        return [[node.target for node in gm.graph.nodes if node.op in calls] for gm in self.graphs]
 
     @property
     def op_count(self) -> int:
@@ -145,7 +145,7 @@ def explain(fn: Callable[..., Any]) -> Callable[..., ExplainOutput]:
     def run(*args: Any, **kwargs: Any) -> ExplainOutput:
         result = ExplainOutput()
 
-        def record_graph(gm: torch.fx.GraphModule, example_inputs: list[torch.Tensor]) -> Callable[..., Any]:
+        def record_graph(gm: torch.fx.GraphModule, example_inputs: list[torch.Tensor]) -> Any:
             return gm.forward
 
         convert_frame.graph_listeners.append(result.graphs.append)

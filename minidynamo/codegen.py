@@ -26,7 +26,12 @@ import torch.fx
 
 from minidynamo.bytecode import Instruction, create_instruction
 from minidynamo.sources import Source
-from minidynamo.variables import ConstantVariable, LazyVariableTracker, TensorVariable, VariableTracker
+from minidynamo.variables import (
+    ConstantVariable,
+    LazyVariableTracker,
+    TensorVariable,
+    VariableTracker,
+)
 from minidynamo.variables.constant import is_constant_value
 
 if TYPE_CHECKING:

@@ -26,12 +26,13 @@ from __future__ import annotations
 
 import collections
 import inspect
+import sys
 import types
 from typing import Any, Callable
 
 from minidynamo import config
 from minidynamo.bytecode import Instruction, assemble, scan
-from minidynamo.exc import InternalError, Unsupported
+from minidynamo.exc import InternalError, Unsupported, graph_break
 from minidynamo.logs import graph_breaks_log, log
 from minidynamo.output_graph import Backend, OutputGraph
 from minidynamo.translator import InstructionTranslator
@@ -63,19 +64,17 @@ def prologue(code: types.CodeType) -> list[Instruction]:
 
 
 def transform_code(
-    fn: types.FunctionType, args: tuple, kwargs: dict[str, Any], backend: Backend
+    fn: types.FunctionType, f_locals: dict[str, Any], backend: Backend
 ) -> tuple[types.CodeType, OutputGraph]:
-    """Trace one call of `fn` and return the transformed code object."""
+    """Trace one call of `fn` (its frame starts with `f_locals`); the transformed code."""
     code = fn.__code__
     if code.co_flags & (inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR):
-        from minidynamo.exc import graph_break
-
-        graph_break("unsupported Python feature", f"compiling {code.co_name}, a generator or coroutine")
+        graph_break("unsupported Python feature", f"{code.co_name} is a generator or coroutine")
     output = OutputGraph(fn.__globals__, backend)
-    tracer = InstructionTranslator(code, frame_locals(fn, args, kwargs), fn.__globals__, fn.__closure__, output)
+    tracer = InstructionTranslator(code, f_locals, fn.__globals__, fn.__closure__, output)
     tracer.run()
     new_code = assemble([*prologue(code), *tracer.output_instructions], code)
-    return new_code, tracer.output
+    return new_code, output
 
 
 def call_compiled(
@@ -83,35 +82,57 @@ def call_compiled(
 ) -> Any:
     """One call of a compiled function: trace, transform, run (or fall back to eager)."""
     try:
-        new_code, output = transform_code(fn, args, kwargs, backend)
+        f_locals = frame_locals(fn, args, kwargs)
+    except TypeError:  # wrong arguments: let Python raise its own error
+        return fn(*args, **kwargs)
+    try:
+        new_code, output = transform_code(fn, f_locals, backend)
     except Unsupported as error:
-        counters["graph_breaks"] += 1
-        for listener in break_listeners:
-            listener(error)
+        report_graph_break(fn, error)
         if fullgraph:
             raise
-        log.warning("minidynamo: graph break in %s, running it eagerly.\n%s", fn.__qualname__, error)
-        graph_breaks_log.debug("%s", error)
         return fn(*args, **kwargs)
     except Exception as error:  # a bug in minidynamo, not in the user's code
         if config.strict:
             raise InternalError(f"minidynamo failed on {fn.__qualname__}: {error!r}") from error
-        log.warning("minidynamo: internal error in %s, running it eagerly: %r", fn.__qualname__, error)
+        name = fn.__qualname__
+        log.warning("minidynamo: internal error in %s, running it eagerly: %r", name, error)
         counters["internal_errors"] += 1
         return fn(*args, **kwargs)
+    report_compiled_frame(fn, output)
+    return run_transformed(fn, new_code, output, args, kwargs)
+
+
+def report_graph_break(fn: types.FunctionType, error: Unsupported) -> None:
+    counters["graph_breaks"] += 1
+    for listener in break_listeners:
+        listener(error)
+    log.warning("minidynamo: graph break in %s, running it eagerly.\n%s", fn.__qualname__, error)
+    graph_breaks_log.debug("%s", error)
+
+
+def report_compiled_frame(fn: types.FunctionType, output: OutputGraph) -> None:
     counters["frames"] += 1
     if output.compiled_graph is not None:
         counters["graphs"] += 1
         for listener in graph_listeners:
             listener(output.compiled_graph)
-    return run_transformed(fn, new_code, output, args, kwargs)
+    if config.verbose:
+        graphs = "one graph" if output.compiled_graph is not None else "no graph"
+        print(f"minidynamo: compiled {fn.__qualname__} ({graphs})", file=sys.stderr)
 
 
 def run_transformed(
-    fn: types.FunctionType, new_code: types.CodeType, output: OutputGraph, args: tuple, kwargs: dict[str, Any]
+    fn: types.FunctionType,
+    new_code: types.CodeType,
+    output: OutputGraph,
+    args: tuple,
+    kwargs: dict[str, Any],
 ) -> Any:
     """Run the transformed code as `fn` would run: same globals, defaults and closure."""
-    transformed = types.FunctionType(new_code, fn.__globals__, fn.__name__, fn.__defaults__, fn.__closure__)
+    transformed = types.FunctionType(
+        new_code, fn.__globals__, fn.__name__, fn.__defaults__, fn.__closure__
+    )
     transformed.__kwdefaults__ = fn.__kwdefaults__
     try:
         return transformed(*args, **kwargs)

@@ -140,16 +140,18 @@ class OutputGraph:
                     return getattr(fake_args[0], target)(*fake_args[1:], **fake_kwargs)
                 return target(*fake_args, **fake_kwargs)
         except (DataDependentOutputException, DynamicOutputShapeException) as error:
-            graph_break("data-dependent value", f"{name}() depends on tensor data ({type(error).__name__})")
+            what = f"{name}() depends on tensor data ({type(error).__name__})"
+            graph_break("data-dependent value", what)
         except Exception as error:  # the same call would raise in eager mode
-            graph_break("exception in traced code", f"{name}() raised {type(error).__name__}: {error}")
+            what = f"{name}() raised {type(error).__name__}: {error}"
+            graph_break("exception in traced code", what)
 
     def wrap_result(self, tx: Translator, node: torch.fx.Node, example: Any) -> VariableTracker:
         """The tracker of a node's result; tuples of tensors get one getitem node per item."""
         if isinstance(example, torch.Tensor):
             return TensorVariable(node, example)
         if isinstance(example, (tuple, list)):
-            items = tuple(self.wrap_item(tx, node, index, item) for index, item in enumerate(example))
+            items = tuple(self.wrap_item(tx, node, i, item) for i, item in enumerate(example))
             if isinstance(example, list):
                 return ListVariable(items, object_id=new_object_id())
             if type(example) is not tuple:  # torch.return_types.max, a namedtuple
@@ -157,7 +159,10 @@ class OutputGraph:
             return TupleVariable(items)
         return constant(example) if example is not None else ConstantVariable(None)
 
-    def wrap_item(self, tx: Translator, node: torch.fx.Node, index: int, example: Any) -> VariableTracker:
+    def wrap_item(
+        self, tx: Translator, node: torch.fx.Node, index: int, example: Any
+    ) -> VariableTracker:
+        """Item `index` of a tuple result: a getitem node if it holds a tensor."""
         if not contains_tensor(example):
             return constant(example)
         item = self.graph.create_node("call_function", operator.getitem, (node, index), {})
@@ -191,10 +196,22 @@ class OutputGraph:
     def compile_subgraph(self, tx: Translator, return_value: VariableTracker) -> list[Instruction]:
         """The body of the transformed frame: call the graph, replay, rebuild, return."""
         codegen = PyCodegen(self)
-        codegen(return_value)  # first, as TorchDynamo does: it decides the output order
+        if self.returns_graph_output(return_value):
+            codegen.load_graph_output(return_value.realize().node)
+        else:
+            codegen(return_value)  # first, as TorchDynamo does: it decides the output order
         self.side_effects.codegen_replay(codegen)
         codegen.append("RETURN_VALUE")
         return [*self.call_graph(codegen.graph_outputs), *codegen.instructions]
+
+    def returns_graph_output(self, return_value: VariableTracker) -> bool:
+        """TorchDynamo's common case: a frame that returns one tensor and has no side
+        effects returns the graph's output, even a (mutated) input it could reload."""
+        return (
+            isinstance(return_value.realize(), TensorVariable)
+            and self.side_effects.is_empty()
+            and any(node.op.startswith("call_") for node in self.graph.nodes)
+        )
 
     def call_graph(self, outputs: list[torch.fx.Node]) -> list[Instruction]:
         """Finish and compile the graph; the instructions that call it (none if empty)."""

@@ -29,7 +29,9 @@ def sum(iterable: Iterable[Any], /, start: Any = 0) -> Any:  # noqa: A001 (repla
     return value
 
 
-def reduce(function: Callable[[Any, Any], Any], iterable: Iterable[Any], initial: Any = _MISSING, /) -> Any:
+def reduce(
+    function: Callable[[Any, Any], Any], iterable: Iterable[Any], initial: Any = _MISSING, /
+) -> Any:
     """functools.reduce: fold the items with `function`, left to right."""
     it = iter(iterable)
     if initial is _MISSING:

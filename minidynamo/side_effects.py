@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Callable
 
-from minidynamo.exc import graph_break
+from minidynamo.exc import InternalError, graph_break
 from minidynamo.sources import LocalCellSource
 from minidynamo.variables import (
     CellVariable,
@@ -34,6 +34,7 @@ from minidynamo.variables import (
     SetVariable,
     UserDefinedObjectVariable,
     VariableTracker,
+    replace_version,
 )
 from minidynamo.variables.iterators import IteratorVariable
 
@@ -48,7 +49,8 @@ class SideEffects:
     def __init__(self, output: OutputGraph) -> None:
         self.output = output
         self.latest_versions: dict[int, VariableTracker] = {}  # object_id -> newest tracker
-        self.known_values: dict[int, tuple[Any, VariableTracker]] = {}  # id(value) -> (value, tracker)
+        # id(value) -> (value, tracker); holding the value keeps its id from being reused
+        self.known_values: dict[int, tuple[Any, VariableTracker]] = {}
         self.mutated: set[int] = set()  # object_ids of pre-existing objects to replay
         self.global_writes: dict[tuple[int, str], tuple[dict[str, Any], VariableTracker]] = {}
 
@@ -83,7 +85,7 @@ class SideEffects:
     def mutate(self, new: VariableTracker) -> None:
         """`new` is the next version of its object: use it everywhere from now on."""
         if new.object_id is None:
-            raise AssertionError(f"{new} is not a mutable object")
+            raise InternalError(f"{new} is not a mutable object")
         self.latest_versions[new.object_id] = new
         if new.source is not None and not isinstance(new, IteratorVariable):
             if type(new) not in REPLAYS:
@@ -98,20 +100,20 @@ class SideEffects:
         entry = self.global_writes.get((id(f_globals), name))
         return entry[1] if entry else None
 
-    def replace_in_pending_writes(self, new: VariableTracker) -> None:
-        from minidynamo.variables.base import replace_version
+    def is_empty(self) -> bool:
+        """No mutation to replay after the graph."""
+        return not self.mutated and not self.global_writes
 
+    def replace_in_pending_writes(self, new: VariableTracker) -> None:
+        """Global writes hold trackers too: keep them at their newest versions."""
         for key, (f_globals, value) in list(self.global_writes.items()):
             self.global_writes[key] = (f_globals, replace_version(value, new))
-
-    def is_empty(self) -> bool:
-        return not self.mutated and not self.global_writes
 
     # -- replaying after the graph ----------------------------------------------
 
     def codegen_replay(self, codegen: PyCodegen) -> None:
         """Emit the bytecode that applies every recorded mutation, once."""
-        for object_id, variable in self.latest_versions.items():  # in the order objects were first seen
+        for object_id, variable in self.latest_versions.items():  # in the order first seen
             if object_id in self.mutated:
                 REPLAYS[type(variable)](codegen, variable)
         for (_, name), (f_globals, value) in self.global_writes.items():

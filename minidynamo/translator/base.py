@@ -72,7 +72,8 @@ class BytecodeDispatchTableMeta(type):
         for attribute in dir(cls):
             if _OPCODE_NAME.fullmatch(attribute) and callable(getattr(cls, attribute)):
                 if attribute not in dis.opmap:
-                    raise TypeError(f"{name}.{attribute} looks like a handler but is not an opcode of this Python")
+                    what = f"{name}.{attribute} looks like a handler but is not an opcode"
+                    raise TypeError(f"{what} of this Python")
         table = [missing_handler(f"<opcode {number}>") for number in range(256)]
         for opname, number in dis.opmap.items():
             table[number] = getattr(cls, opname, None) or missing_handler(opname)
@@ -145,7 +146,8 @@ class InstructionTranslatorBase(
         self.instruction_pointer += 1
         self.steps += 1
         if self.steps > config.max_loop_iterations:
-            graph_break("unsupported Python feature", "the frame runs too many instructions (endless loop?)")
+            what = "the frame runs too many instructions (an endless loop?)"
+            graph_break("unsupported Python feature", what)
         if logs.is_enabled("trace_bytecode"):
             logs.trace_bytecode_log.debug("TRACE %s %s %s", inst.opname, inst.argval, self.stack)
         self.dispatch_table[inst.opcode](self, inst)
@@ -170,13 +172,19 @@ class InstructionTranslatorBase(
     # -- calls --------------------------------------------------------------------
 
     def call_function(
-        self, fn: VariableTracker, args: Sequence[VariableTracker], kwargs: dict[str, VariableTracker]
+        self,
+        fn: VariableTracker,
+        args: Sequence[VariableTracker],
+        kwargs: dict[str, VariableTracker],
     ) -> None:
         """Every CALL* opcode ends here: ask the callee's tracker, push the result."""
         self.push(fn.call_function(self, list(args), kwargs))
 
     def inline_user_function(
-        self, fn: BaseUserFunctionVariable, args: Sequence[VariableTracker], kwargs: dict[str, VariableTracker]
+        self,
+        fn: BaseUserFunctionVariable,
+        args: Sequence[VariableTracker],
+        kwargs: dict[str, VariableTracker],
     ) -> VariableTracker:
         """Trace a call into Python code in place; the callee's result."""
         from minidynamo.translator.inlining import InliningInstructionTranslator
@@ -186,7 +194,7 @@ class InstructionTranslatorBase(
     # -- versions of mutable objects -----------------------------------------------
 
     def replace_version(self, new: VariableTracker) -> None:
-        """Swap older versions of `new`'s object for `new` in this frame's stack, locals and cells."""
+        """Swap older versions of `new`'s object for `new` in the stack, locals and cells."""
         self.stack = replace_version(self.stack, new)
         self.symbolic_locals = replace_version(self.symbolic_locals, new)
         self.cells = replace_version(self.cells, new)
@@ -215,7 +223,8 @@ class InstructionTranslatorBase(
 
     def stack_trace(self) -> str:
         """A traceback-style text of where a node was made, for `node.meta["stack_trace"]`."""
-        return "".join(
-            f'  File "{frame.filename}", line {frame.lineno}, in {frame.function}\n    {frame.line}\n'
-            for frame in self.frames()
-        )
+        lines = []
+        for frame in self.frames():
+            lines.append(f'  File "{frame.filename}", line {frame.lineno}, in {frame.function}\n')
+            lines.append(f"    {frame.line}\n")
+        return "".join(lines)

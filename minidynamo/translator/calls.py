@@ -29,7 +29,9 @@ if TYPE_CHECKING:
     from minidynamo.translator.base import InstructionTranslatorBase
 
 # MAKE_FUNCTION's flag bits, in the order their values sit on the stack (deepest first)
-MAKE_FUNCTION_FLAGS = (("defaults", 0x01), ("keyword_defaults", 0x02), ("annotations", 0x04), ("closure", 0x08))
+MAKE_FUNCTION_FLAGS = (
+    ("defaults", 0x01), ("keyword_defaults", 0x02), ("annotations", 0x04), ("closure", 0x08),
+)
 
 
 class CallHandlers:

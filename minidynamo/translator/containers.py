@@ -67,7 +67,8 @@ class ContainerHandlers:
         self.push(SliceVariable(*parts))
 
     def BUILD_STRING(self: InstructionTranslatorBase, inst: Instruction) -> None:
-        self.push(ConstantVariable("".join(value.as_python_constant() for value in self.popn(inst.arg))))
+        pieces = [value.as_python_constant() for value in self.popn(inst.arg)]
+        self.push(ConstantVariable("".join(pieces)))
 
     def LIST_TO_TUPLE(self: InstructionTranslatorBase, inst: Instruction) -> None:
         self.push(TupleVariable(tuple(self.pop().unpack_var_sequence(self))))
@@ -112,7 +113,8 @@ class ContainerHandlers:
     def UNPACK_SEQUENCE(self: InstructionTranslatorBase, inst: Instruction) -> None:
         items = self.pop().unpack_var_sequence(self)
         if len(items) != inst.arg:
-            graph_break("exception in traced code", f"cannot unpack {len(items)} values into {inst.arg}")
+            what = f"cannot unpack {len(items)} values into {inst.arg} names"
+            graph_break("exception in traced code", what)
         for item in reversed(items):
             self.push(item)
 

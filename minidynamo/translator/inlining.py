@@ -58,7 +58,9 @@ class InliningInstructionTranslator(InstructionTranslatorBase):
                 parent.output, code, scan(code), symbolic_locals, fn.get_globals(), cells, parent
             )
             return GeneratorVariable(frame, object_id=new_object_id())
-        tracer = cls(parent.output, code, scan(code), symbolic_locals, fn.get_globals(), cells, parent)
+        tracer = cls(
+            parent.output, code, scan(code), symbolic_locals, fn.get_globals(), cells, parent
+        )
         tracer.run()
         return tracer.return_value
 

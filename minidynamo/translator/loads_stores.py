@@ -45,7 +45,8 @@ class LoadStoreHandlers:
 
     def LOAD_FAST(self: InstructionTranslatorBase, inst: Instruction) -> None:
         if inst.argval not in self.symbolic_locals:
-            graph_break("undefined variable", f"local variable {inst.argval!r} is read before assignment")
+            what = f"local variable {inst.argval!r} is read before assignment"
+            graph_break("undefined variable", what)
         value = self.symbolic_locals[inst.argval]
         self.push(value.unwrap() if isinstance(value, LazyVariableTracker) else value)
 
@@ -75,7 +76,7 @@ class LoadStoreHandlers:
     def MAKE_CELL(self: InstructionTranslatorBase, inst: Instruction) -> None:
         contents = self.symbolic_locals.pop(inst.argval, None)
         if contents is not None:
-            contents = contents.realize()  # an argument moved into a cell is realized, as in TorchDynamo
+            contents = contents.realize()  # an argument moved into a cell: realized, as in Dynamo
         cell = CellVariable(contents, object_id=new_object_id())  # a new cell: dies with the frame
         self.output.side_effects.track_new(cell)
         self.cells[inst.argval] = cell
@@ -89,7 +90,8 @@ class LoadStoreHandlers:
     def LOAD_DEREF(self: InstructionTranslatorBase, inst: Instruction) -> None:
         contents = self.cells[inst.argval].contents
         if contents is None:
-            graph_break("undefined variable", f"free variable {inst.argval!r} is read before assignment")
+            what = f"free variable {inst.argval!r} is read before assignment"
+            graph_break("undefined variable", what)
         self.push(contents)
 
     def STORE_DEREF(self: InstructionTranslatorBase, inst: Instruction) -> None:
@@ -135,9 +137,11 @@ def load_global(self: InstructionTranslatorBase, name: str) -> VariableTracker:
     if written is not None:
         return written
     if name in self.f_globals:  # lazy, like a frame argument
-        return LazyVariableTracker(self.f_globals[name], self.output, source=global_source(self, name))
+        source = global_source(self, name)
+        return LazyVariableTracker(self.f_globals[name], self.output, source=source)
     if hasattr(builtins, name):  # lazy too, with the source `__import__('builtins').name`
-        return LazyVariableTracker(getattr(builtins, name), self.output, source=AttrSource(ImportSource("builtins"), name))
+        source = AttrSource(ImportSource("builtins"), name)
+        return LazyVariableTracker(getattr(builtins, name), self.output, source=source)
     graph_break("undefined variable", f"global name {name!r} is not defined")
 
 

@@ -39,7 +39,7 @@ class InstructionTranslator(InstructionTranslatorBase):
         output: OutputGraph,
     ) -> None:
         symbolic_locals: dict[str, VariableTracker] = {
-            name: LazyVariableTracker(value, output, source=LocalSource(name, is_cell=name in code.co_cellvars))
+            name: LazyVariableTracker(value, output, source=self.local_source(code, name))
             for name, value in f_locals.items()
         }
         cells = {
@@ -48,6 +48,11 @@ class InstructionTranslator(InstructionTranslatorBase):
         }
         super().__init__(output, code, scan(code), symbolic_locals, f_globals, cells)
         self.output_instructions: list[Instruction] = []
+
+    @staticmethod
+    def local_source(code: types.CodeType, name: str) -> LocalSource:
+        """`L['name']`; an argument that an inner function captures is read with LOAD_DEREF."""
+        return LocalSource(name, is_cell=name in code.co_cellvars)
 
     @staticmethod
     def free_variable_cell(output: OutputGraph, name: str, cell: types.CellType) -> VariableTracker:

@@ -134,13 +134,6 @@ class VariableTracker:
     def unpack_var_sequence(self, tx: Translator) -> list[VariableTracker]:
         graph_break("unsupported operator", f"iterating over {self}")
 
-    def has_unpack_var_sequence(self, tx: Translator) -> bool:
-        try:
-            self.unpack_var_sequence(tx)
-        except Unsupported:
-            return False
-        return True
-
     def get_iterator(self, tx: Translator) -> VariableTracker:
         """`iter(value)`: by default an iterator over `unpack_var_sequence`."""
         from minidynamo.variables.iterators import ListIteratorVariable

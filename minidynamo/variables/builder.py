@@ -7,12 +7,13 @@ at the *real* value once and picks its tracker by a table of rules
 
 | value | tracker |
 |---|---|
-| a tensor | `TensorVariable` and a new graph input (placeholder) named after the source |
-| int, float, str, None, dtype ... | `ConstantVariable` (specialised: the value is baked in) |
-| list / tuple / dict / set | a container whose items are *lazy* trackers with item sources |
+| a tensor | `TensorVariable` and a new graph input named after the source |
+| int, float, str, None, dtype ... | `ConstantVariable` (specialised: its value is baked in) |
+| list / tuple / dict / set | a container whose items are *lazy*, with item sources |
 | nn.Module | `NNModuleVariable` |
-| torch function / builtin / Python function | `TorchFunctionVariable` / `BuiltinVariable` / `UserFunctionVariable` |
-| a class / a module / a cell | `UserDefinedClassVariable` / `PythonModuleVariable` / `CellVariable` |
+| torch function | `TorchFunctionVariable` |
+| builtin / Python function | `BuiltinVariable` / `UserFunctionVariable` |
+| class / module / cell | `UserDefinedClassVariable` / `PythonModuleVariable` / `CellVariable` |
 | anything else | `UserDefinedObjectVariable` |
 
 Mutable objects and tensors are built once per Python object: the side-effect
@@ -39,7 +40,13 @@ from minidynamo.variables.constant import ConstantVariable, is_constant_value
 from minidynamo.variables.dicts import ConstDictVariable, SetVariable
 from minidynamo.variables.functions import CellVariable, UserFunctionVariable, UserMethodVariable
 from minidynamo.variables.lazy import LazyVariableTracker
-from minidynamo.variables.lists import ListVariable, NamedTupleVariable, RangeVariable, SizeVariable, TupleVariable
+from minidynamo.variables.lists import (
+    ListVariable,
+    NamedTupleVariable,
+    RangeVariable,
+    SizeVariable,
+    TupleVariable,
+)
 from minidynamo.variables.misc import PythonModuleVariable
 from minidynamo.variables.nn_module import NNModuleVariable
 from minidynamo.variables.torch import TorchFunctionVariable, is_torch_function
@@ -50,6 +57,11 @@ if TYPE_CHECKING:
 
 
 DICT_CLASSES = (dict, collections.OrderedDict, collections.defaultdict)
+
+
+def is_compiled_function(value: Any) -> bool:
+    """A wrapper made by `minidynamo.compile` (it remembers the function it wraps)."""
+    return isinstance(value, types.FunctionType) and "_minidynamo_original" in vars(value)
 
 
 class VariableBuilder:
@@ -114,7 +126,7 @@ class VariableBuilder:
             graph_break("unsupported value", "a dict whose keys are not all constants")
         items = {key: self.child(item, key) for key, item in value.items()}
         factory = getattr(value, "default_factory", None)
-        factory_variable = VariableBuilder(self.output, None)(factory) if factory is not None else None
+        factory_variable = None if factory is None else VariableBuilder(self.output, None)(factory)
         variable = ConstDictVariable(
             items, type(value), factory_variable, source=self.source, object_id=new_object_id()
         )
@@ -130,6 +142,26 @@ class VariableBuilder:
     def wrap_module(self, value: torch.nn.Module) -> VariableTracker:
         variable = NNModuleVariable(value, source=self.source, object_id=new_object_id())
         return self.output.side_effects.track_existing(value, variable)
+
+    # -- values whose tracker only needs the value and the source ---------------
+
+    def wrap_range(self, value: range) -> VariableTracker:
+        return RangeVariable(value, source=self.source)
+
+    def wrap_torch_function(self, value: Any) -> VariableTracker:
+        return TorchFunctionVariable(value, source=self.source)
+
+    def wrap_builtin(self, value: Any) -> VariableTracker:
+        return BuiltinVariable(value, source=self.source)
+
+    def wrap_function(self, value: types.FunctionType) -> VariableTracker:
+        return UserFunctionVariable(value, source=self.source)
+
+    def wrap_python_module(self, value: types.ModuleType) -> VariableTracker:
+        return PythonModuleVariable(value, source=self.source)
+
+    def wrap_class(self, value: type) -> VariableTracker:
+        return UserDefinedClassVariable(value, source=self.source)
 
     def wrap_compiled_function(self, value: Any) -> VariableTracker:
         """A function compiled with minidynamo.compile, called from traced code: inline
@@ -154,7 +186,9 @@ class VariableBuilder:
         return self.output.side_effects.track_existing(value, variable)
 
     def wrap_object(self, value: Any) -> VariableTracker:
-        variable = UserDefinedObjectVariable(value, type(value), source=self.source, object_id=new_object_id())
+        variable = UserDefinedObjectVariable(
+            value, type(value), source=self.source, object_id=new_object_id()
+        )
         return self.output.side_effects.track_existing(value, variable)
 
     RULES: list[tuple[Callable[[Any], bool], Callable[[VariableBuilder, Any], VariableTracker]]] = [
@@ -164,15 +198,15 @@ class VariableBuilder:
         (lambda v: type(v) is list, wrap_list),
         (lambda v: type(v) in DICT_CLASSES, wrap_dict),
         (lambda v: type(v) is set, wrap_set),
-        (lambda v: type(v) is range, lambda self, v: RangeVariable(v, source=self.source)),
+        (lambda v: type(v) is range, wrap_range),
         (lambda v: isinstance(v, torch.nn.Module), wrap_module),
-        (is_torch_function, lambda self, v: TorchFunctionVariable(v, source=self.source)),
-        (is_builtin, lambda self, v: BuiltinVariable(v, source=self.source)),
-        (lambda v: hasattr(v, "_minidynamo_original"), wrap_compiled_function),
-        (lambda v: isinstance(v, types.FunctionType), lambda self, v: UserFunctionVariable(v, source=self.source)),
+        (is_torch_function, wrap_torch_function),
+        (is_builtin, wrap_builtin),
+        (is_compiled_function, wrap_compiled_function),
+        (lambda v: isinstance(v, types.FunctionType), wrap_function),
         (lambda v: isinstance(v, types.MethodType), wrap_method),
-        (lambda v: isinstance(v, types.ModuleType), lambda self, v: PythonModuleVariable(v, source=self.source)),
-        (lambda v: isinstance(v, type), lambda self, v: UserDefinedClassVariable(v, source=self.source)),
+        (lambda v: isinstance(v, types.ModuleType), wrap_python_module),
+        (lambda v: isinstance(v, type), wrap_class),
         (lambda v: isinstance(v, types.CellType), wrap_cell),
-        (lambda v: isinstance(v, types.BuiltinFunctionType), lambda self, v: BuiltinVariable(v, source=self.source)),
+        (lambda v: isinstance(v, types.BuiltinFunctionType), wrap_builtin),
     ]

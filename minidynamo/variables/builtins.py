@@ -1,4 +1,4 @@
-"""Builtins and operators: one `call_function` protocol for `len`, `range`, `+`, `<` ... (chapter 3).
+"""Builtins and operators: one `call_function` protocol for `len`, `range`, `+` ... (chapter 3).
 
 `BuiltinVariable(fn)` wraps a builtin function or an `operator` function. The
 translator's BINARY_OP handler is nothing but
@@ -23,10 +23,9 @@ from __future__ import annotations
 
 import collections
 import functools
-import inspect
-import sys
-import math
 import operator
+import sys
+import types
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
@@ -44,12 +43,20 @@ from minidynamo.variables.base import (
 from minidynamo.variables.constant import ConstantVariable, constant, fold, fold_value
 from minidynamo.variables.dicts import ConstDictVariable, as_key, dict_items, set_from_values
 from minidynamo.variables.iterators import ListIteratorVariable
-from minidynamo.variables.lists import ListVariable, RangeVariable, SliceVariable, TupleVariable, sorted_items
+from minidynamo.variables.lists import (
+    ListVariable,
+    RangeVariable,
+    SliceVariable,
+    TupleVariable,
+    sorted_items,
+)
 from minidynamo.variables.tensor import TensorVariable
 
 if TYPE_CHECKING:
     from minidynamo.codegen import PyCodegen
     from minidynamo.translator.base import InstructionTranslatorBase as Translator
+
+Variable = VariableTracker  # a short name for the many handler signatures below
 
 # operator function -> the dunder method that implements it on the left operand
 OPERATOR_DUNDERS: dict[Callable[..., Any], str] = {
@@ -76,11 +83,14 @@ IN_PLACE_FALLBACK = {
     "__iadd__": "__add__", "__isub__": "__sub__", "__imul__": "__mul__",
     "__itruediv__": "__truediv__", "__ifloordiv__": "__floordiv__", "__imod__": "__mod__",
     "__ipow__": "__pow__", "__imatmul__": "__matmul__", "__iand__": "__and__",
-    "__ior__": "__or__", "__ixor__": "__xor__", "__ilshift__": "__lshift__", "__irshift__": "__rshift__",
+    "__ior__": "__or__", "__ixor__": "__xor__", "__ilshift__": "__lshift__",
+    "__irshift__": "__rshift__",
 }
 
 # operators whose first operand is a container: a tensor elsewhere is just an item
-CONTAINER_OPERATORS = frozenset({operator.getitem, operator.setitem, operator.delitem, operator.contains})
+CONTAINER_OPERATORS = frozenset({
+    operator.getitem, operator.setitem, operator.delitem, operator.contains,
+})
 
 # `0 < x` is recorded as `x > 0`, as TorchDynamo does
 REFLECTED_COMPARISONS = {
@@ -168,7 +178,7 @@ class BuiltinVariable(VariableTracker):
 # ---------------------------------------------------------------------------
 
 
-def call_operator(tx: Translator, fn: Callable[..., Any], args: list[VariableTracker]) -> VariableTracker:
+def call_operator(tx: Translator, fn: Callable[..., Any], args: list[Variable]) -> Variable:
     """`fn(*args)` for an `operator` function: fold, add a graph node, or dispatch."""
     values = constant_values(args)
     if values is not None and not any(arg.is_mutable() for arg in args):
@@ -186,7 +196,7 @@ def call_operator(tx: Translator, fn: Callable[..., Any], args: list[VariableTra
     return receiver.call_method(tx, dunder, rest, {})
 
 
-def tensor_operator(tx: Translator, fn: Callable[..., Any], args: list[VariableTracker]) -> VariableTracker:
+def tensor_operator(tx: Translator, fn: Callable[..., Any], args: list[Variable]) -> Variable:
     """An operator with a tensor operand becomes a `call_function` node."""
     if fn is operator.contains:
         graph_break("data-dependent value", "`in` on a tensor needs the tensor's data")
@@ -213,15 +223,18 @@ def truth_value(tx: Translator, value: VariableTracker) -> bool:
     """`bool(value)` at trace time: constants and container lengths are known; tensors are not."""
     value = value.realize()
     if isinstance(value, TensorVariable):
-        graph_break("data-dependent branch", "the truth value of a tensor (`if`, `and`, `or`, `not`, "
-                    "bool() on a tensor) depends on its data")
+        graph_break(
+            "data-dependent branch",
+            "the truth value of a tensor (`if`, `and`, `or`, `not`, bool()) depends on its data",
+        )
     if value.is_python_constant():
         return bool(value.as_python_constant())
     if hasattr(value, "dunder_len"):
         return value.dunder_len(tx).as_python_constant() > 0
     python_type = value.python_type()
     if hasattr(python_type, "__bool__") or hasattr(python_type, "__len__"):
-        graph_break("unsupported Python feature", f"truth value of a {python_type.__name__} (chapter 6)")
+        what = f"truth value of a {python_type.__name__} (chapter 6)"
+        graph_break("unsupported Python feature", what)
     return True  # functions, modules, plain objects are true
 
 
@@ -251,7 +264,9 @@ def _type(tx: Translator, obj: VariableTracker) -> VariableTracker:
     return VariableBuilder(tx.output, None)(obj.python_type())
 
 
-def _getattr(tx: Translator, obj: VariableTracker, name: VariableTracker, default: VariableTracker | None = None) -> VariableTracker:
+def _getattr(
+    tx: Translator, obj: Variable, name: Variable, default: Variable | None = None
+) -> Variable:
     try:
         return obj.var_getattr(tx, name.as_python_constant())
     except Unsupported as error:
@@ -270,7 +285,7 @@ def _hasattr(tx: Translator, obj: VariableTracker, name: VariableTracker) -> Var
     return ConstantVariable(True)
 
 
-def _setattr(tx: Translator, obj: VariableTracker, name: VariableTracker, value: VariableTracker) -> VariableTracker:
+def _setattr(tx: Translator, obj: Variable, name: Variable, value: Variable) -> Variable:
     return obj.call_method(tx, "__setattr__", [name, value], {})
 
 
@@ -295,7 +310,7 @@ def _iter(tx: Translator, obj: VariableTracker) -> VariableTracker:
     return obj.get_iterator(tx)
 
 
-def _next(tx: Translator, iterator: VariableTracker, default: VariableTracker | None = None) -> VariableTracker:
+def _next(tx: Translator, iterator: Variable, default: Variable | None = None) -> Variable:
     item = iterator.get_iterator(tx).next_variable(tx)
     if item is None:
         if default is None:
@@ -304,16 +319,16 @@ def _next(tx: Translator, iterator: VariableTracker, default: VariableTracker | 
     return item
 
 
-def _enumerate(tx: Translator, iterable: VariableTracker, start: VariableTracker | None = None) -> VariableTracker:
+def _enumerate(tx: Translator, iterable: Variable, start: Variable | None = None) -> Variable:
     first = start.as_python_constant() if start is not None else 0
     items = iterable.unpack_var_sequence(tx)
-    return _iterator([TupleVariable((ConstantVariable(i), item)) for i, item in enumerate(items, first)])
+    return _iterator([TupleVariable((constant(i), item)) for i, item in enumerate(items, first)])
 
 
-def _zip(tx: Translator, *iterables: VariableTracker, strict: VariableTracker | None = None) -> VariableTracker:
+def _zip(tx: Translator, *iterables: Variable, strict: Variable | None = None) -> Variable:
     columns = [iterable.unpack_var_sequence(tx) for iterable in iterables]
     if strict is not None and strict.as_python_constant() and len({len(c) for c in columns}) > 1:
-        graph_break("exception in traced code", "zip(strict=True) of sequences of different lengths")
+        graph_break("exception in traced code", "zip(strict=True) of sequences of unequal lengths")
     return _iterator([TupleVariable(tuple(row)) for row in zip(*columns)])
 
 
@@ -342,7 +357,7 @@ def _tuple(tx: Translator, iterable: VariableTracker | None = None) -> VariableT
     return TupleVariable(tuple(iterable.unpack_var_sequence(tx)) if iterable is not None else ())
 
 
-def _dict(tx: Translator, other: VariableTracker | None = None, **kwargs: VariableTracker) -> VariableTracker:
+def _dict(tx: Translator, other: Variable | None = None, **kwargs: Variable) -> Variable:
     items = dict_items(tx, other) if other is not None else {}
     return ConstDictVariable({**items, **kwargs}, object_id=new_object_id())
 
@@ -378,8 +393,13 @@ def _sorted(tx: Translator, iterable: VariableTracker, key: VariableTracker | No
     return ListVariable(tuple(items), object_id=new_object_id())
 
 
-def _min_max(tx: Translator, *args: VariableTracker, pick: Callable[..., Any],
-             key: VariableTracker | None = None, default: VariableTracker | None = None) -> VariableTracker:
+def _min_max(
+    tx: Translator,
+    *args: Variable,
+    pick: Callable[..., Any],
+    key: Variable | None = None,
+    default: Variable | None = None,
+) -> Variable:
     """min/max: constants fold; tensors become torch.minimum/maximum or torch.clamp."""
     items = args[0].unpack_var_sequence(tx) if len(args) == 1 else list(args)
     items = [item.realize() for item in items]
@@ -408,7 +428,7 @@ def _pick_by_key(
     return items[key_values.index(pick(key_values))]
 
 
-def _min_max_pair(tx: Translator, pick: Callable[..., Any], a: VariableTracker, b: VariableTracker) -> VariableTracker:
+def _min_max_pair(tx: Translator, pick: Callable[..., Any], a: Variable, b: Variable) -> Variable:
     if isinstance(a, TensorVariable) and isinstance(b, TensorVariable):
         function = torch.maximum if pick is max else torch.minimum
         return tx.output.create_node(tx, "call_function", function, [a, b], {})
@@ -424,7 +444,8 @@ def _numeric_conversion(python_type: type) -> Callable[..., VariableTracker]:
 
     def convert(tx: Translator, *args: VariableTracker) -> VariableTracker:
         if any(isinstance(arg, TensorVariable) for arg in args):
-            graph_break("data-dependent value", f"{python_type.__name__}(tensor) needs the tensor's data")
+            what = f"{python_type.__name__}(tensor) needs the tensor's data"
+            graph_break("data-dependent value", what)
         values = constant_values(args)
         if values is None:
             graph_break("unsupported call", f"{python_type.__name__}() of {args}")
@@ -438,7 +459,8 @@ def _print(tx: Translator, *args: VariableTracker, **kwargs: VariableTracker) ->
 
 
 def _super(tx: Translator, *args: VariableTracker) -> VariableTracker:
-    """super() in a method: the class from the `__class__` cell, the object from the first argument."""
+    """super() in a method: the class from the `__class__` cell, the object from the first
+    argument."""
     from minidynamo.variables.user_defined import SuperVariable
 
     if args:
@@ -455,7 +477,8 @@ BUILTIN_HANDLERS: dict[Callable[..., Any], Callable[..., VariableTracker]] = {
     len: _len, isinstance: _isinstance, callable: _callable, type: _type,
     getattr: _getattr, hasattr: _hasattr, setattr: _setattr,
     range: _range, slice: _slice, iter: _iter, next: _next,
-    enumerate: _enumerate, zip: _zip, map: _map, filter: _filter, reversed: _reversed, sorted: _sorted,
+    enumerate: _enumerate, zip: _zip, map: _map, filter: _filter, reversed: _reversed,
+    sorted: _sorted,
     list: _list, tuple: _tuple, dict: _dict, set: _set,
     bool: _bool, operator.not_: _not, operator.truth: _bool,
     operator.is_: _is, operator.is_not: _is_not, abs: _abs,
@@ -466,11 +489,12 @@ BUILTIN_HANDLERS: dict[Callable[..., Any], Callable[..., VariableTracker]] = {
 
 
 def is_builtin(value: Any) -> bool:
-    """Whether the builder should wrap `value` as a BuiltinVariable."""
-    try:
-        return (
-            value in BUILTIN_HANDLERS or value in OPERATOR_DUNDERS or value in POLYFILLS
-            or value in CLASS_FACTORIES or is_pure(value)
-        )
-    except TypeError:  # unhashable
+    """Whether the builder should wrap `value` as a BuiltinVariable.
+
+    Only functions and classes are looked up in the tables: looking up an arbitrary
+    object would hash it, which can run user code.
+    """
+    if not isinstance(value, (types.BuiltinFunctionType, types.FunctionType, type)):
         return False
+    tables = (BUILTIN_HANDLERS, OPERATOR_DUNDERS, POLYFILLS, CLASS_FACTORIES)
+    return any(value in table for table in tables) or is_pure(value)

@@ -61,7 +61,8 @@ class ConstantVariable(VariableTracker):
         from minidynamo.variables.misc import GetAttrVariable
 
         if not hasattr(self.value, name):
-            graph_break("missing attribute", f"{type(self.value).__name__} has no attribute {name!r}")
+            what = f"{type(self.value).__name__} has no attribute {name!r}"
+            graph_break("missing attribute", what)
         attribute = getattr(self.value, name)
         if callable(attribute):
             return GetAttrVariable(self, name)  # a bound method, folded when called
@@ -78,7 +79,8 @@ class ConstantVariable(VariableTracker):
         values = constant_values(args)
         keyword_values = constant_values(list(kwargs.values()))
         if values is None or keyword_values is None:
-            graph_break("unsupported call", f"{type(self.value).__name__}.{name}() with non-constant arguments")
+            what = f"{type(self.value).__name__}.{name}() with non-constant arguments"
+            graph_break("unsupported call", what)
         method = getattr(self.value, name)
         return fold(method, values, dict(zip(kwargs, keyword_values)))
 
@@ -122,7 +124,7 @@ def constant(value: Any) -> VariableTracker:
     if type(value) in (list, dict, set):  # e.g. "a b".split(): a new mutable container
         return _new_container(value)
     if not is_constant_value(value):
-        graph_break("unsupported value", f"{type(value).__name__} value {value!r} is not a constant")
+        graph_break("unsupported value", f"the {type(value).__name__} {value!r} is not a constant")
     return ConstantVariable(value)
 
 
@@ -134,7 +136,8 @@ def _new_container(value: list | dict | set) -> VariableTracker:
     if isinstance(value, list):
         return ListVariable(tuple(constant(item) for item in value), object_id=new_object_id())
     if isinstance(value, dict):
-        return ConstDictVariable({k: constant(v) for k, v in value.items()}, object_id=new_object_id())
+        items = {key: constant(item) for key, item in value.items()}
+        return ConstDictVariable(items, object_id=new_object_id())
     return set_from_values(list(value))
 
 
@@ -149,4 +152,5 @@ def fold_value(function: Any, args: Sequence[Any], kwargs: dict[str, Any]) -> An
         return function(*args, **kwargs)
     except Exception as error:  # the user's code would raise the same in eager
         name = getattr(function, "__name__", repr(function))
-        graph_break("exception in traced code", f"{name}{tuple(args)} raised {type(error).__name__}: {error}")
+        what = f"{name}{tuple(args)} raised {type(error).__name__}: {error}"
+        graph_break("exception in traced code", what)

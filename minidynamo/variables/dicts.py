@@ -103,7 +103,9 @@ class ConstDictVariable(VariableTracker):
         self.mutated(tx, {**self.items, python_key: value})
         return value
 
-    def method_move_to_end(self, tx: Translator, key: VariableTracker, last: VariableTracker | None = None) -> VariableTracker:
+    def method_move_to_end(
+        self, tx: Translator, key: VariableTracker, last: VariableTracker | None = None
+    ) -> VariableTracker:
         python_key = as_key(key)
         rest = {k: v for k, v in self.items.items() if k != python_key}
         moved = {python_key: self.items[python_key]}
@@ -114,7 +116,9 @@ class ConstDictVariable(VariableTracker):
     def dunder_contains(self, tx: Translator, key: VariableTracker) -> VariableTracker:
         return ConstantVariable(as_key(key) in self.items)
 
-    def method_get(self, tx: Translator, key: VariableTracker, default: VariableTracker | None = None) -> VariableTracker:
+    def method_get(
+        self, tx: Translator, key: VariableTracker, default: VariableTracker | None = None
+    ) -> VariableTracker:
         return self.items.get(as_key(key), default or ConstantVariable(None))
 
     def method_keys(self, tx: Translator) -> VariableTracker:
@@ -131,7 +135,9 @@ class ConstDictVariable(VariableTracker):
 
     # -- writing ---------------------------------------------------------------
 
-    def dunder_setitem(self, tx: Translator, key: VariableTracker, value: VariableTracker) -> VariableTracker:
+    def dunder_setitem(
+        self, tx: Translator, key: VariableTracker, value: VariableTracker
+    ) -> VariableTracker:
         self.mutated(tx, {**self.items, as_key(key): value})
         return ConstantVariable(None)
 
@@ -142,7 +148,9 @@ class ConstDictVariable(VariableTracker):
         self.mutated(tx, {k: v for k, v in self.items.items() if k != python_key})
         return ConstantVariable(None)
 
-    def method_update(self, tx: Translator, other: VariableTracker | None = None, **kwargs: VariableTracker) -> VariableTracker:
+    def method_update(
+        self, tx: Translator, other: VariableTracker | None = None, **kwargs: VariableTracker
+    ) -> VariableTracker:
         new_items = dict(self.items)
         if other is not None:
             new_items.update(dict_items(tx, other))
@@ -150,7 +158,9 @@ class ConstDictVariable(VariableTracker):
         self.mutated(tx, new_items)
         return ConstantVariable(None)
 
-    def method_pop(self, tx: Translator, key: VariableTracker, default: VariableTracker | None = None) -> VariableTracker:
+    def method_pop(
+        self, tx: Translator, key: VariableTracker, default: VariableTracker | None = None
+    ) -> VariableTracker:
         python_key = as_key(key)
         if python_key not in self.items:
             if default is None:
@@ -160,7 +170,9 @@ class ConstDictVariable(VariableTracker):
         self.mutated(tx, {k: v for k, v in self.items.items() if k != python_key})
         return value
 
-    def method_setdefault(self, tx: Translator, key: VariableTracker, default: VariableTracker | None = None) -> VariableTracker:
+    def method_setdefault(
+        self, tx: Translator, key: VariableTracker, default: VariableTracker | None = None
+    ) -> VariableTracker:
         python_key = as_key(key)
         if python_key in self.items:
             return self.items[python_key]
@@ -257,7 +269,11 @@ class SetVariable(VariableTracker):
         return ConstantVariable(None)
 
     def call_method(
-        self, tx: Translator, name: str, args: Sequence[VariableTracker], kwargs: dict[str, VariableTracker]
+        self,
+        tx: Translator,
+        name: str,
+        args: Sequence[VariableTracker],
+        kwargs: dict[str, VariableTracker],
     ) -> VariableTracker:
         """Pure set algebra runs on real sets; mutating methods are the `method_*` below."""
         if name not in PURE_SET_METHODS or kwargs:

@@ -25,11 +25,12 @@ from __future__ import annotations
 import inspect
 import types
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from minidynamo.exc import graph_break
 from minidynamo.sources import (
     AttrSource,
+    Source,
     closure_cell_source,
     default_argument_source,
     keyword_default_source,
@@ -88,7 +89,9 @@ class BaseUserFunctionVariable(VariableTracker):
     def get_globals(self) -> dict[str, Any]:
         raise NotImplementedError
 
-    def bind(self, tx: Translator, args: Sequence[VariableTracker], kwargs: dict[str, VariableTracker]) -> dict[str, VariableTracker]:
+    def bind(
+        self, tx: Translator, args: Sequence[VariableTracker], kwargs: dict[str, VariableTracker]
+    ) -> dict[str, VariableTracker]:
         raise NotImplementedError
 
     def closure_cells(self, tx: Translator) -> tuple[VariableTracker, ...]:
@@ -122,18 +125,20 @@ class UserFunctionVariable(BaseUserFunctionVariable):
     def as_python_constant(self) -> Any:
         return self.fn  # a function is a fixed object: `f is g` folds
 
-    def bind(self, tx: Translator, args: Sequence[VariableTracker], kwargs: dict[str, VariableTracker]) -> dict[str, VariableTracker]:
-        from minidynamo.variables.builder import VariableBuilder
+    def bind(
+        self, tx: Translator, args: Sequence[VariableTracker], kwargs: dict[str, VariableTracker]
+    ) -> dict[str, VariableTracker]:
+        from minidynamo.variables.lazy import build_lazily
 
-        def wrap(value: Any, source: Any) -> VariableTracker:
-            return VariableBuilder(tx.output, source if self.source else None)(value)
+        def source_of(make_source: Callable[[Source, Any], Source], key: Any) -> Source | None:
+            return make_source(self.source, key) if self.source else None
 
         defaults = [
-            wrap(value, self.source and default_argument_source(self.source, index))
+            build_lazily(tx.output, value, source_of(default_argument_source, index))
             for index, value in enumerate(self.fn.__defaults__ or ())
         ]
         keyword_defaults = {
-            name: wrap(value, self.source and keyword_default_source(self.source, name))
+            name: build_lazily(tx.output, value, source_of(keyword_default_source, name))
             for name, value in (self.fn.__kwdefaults__ or {}).items()
         }
         return bind_arguments(self.get_code(), defaults, keyword_defaults, args, kwargs)
@@ -151,7 +156,8 @@ class UserFunctionVariable(BaseUserFunctionVariable):
         from minidynamo.variables.builder import VariableBuilder
 
         if not hasattr(self.fn, name):
-            graph_break("missing attribute", f"function {self.fn.__name__} has no attribute {name!r}")
+            what = f"function {self.fn.__name__} has no attribute {name!r}"
+            graph_break("missing attribute", what)
         source = AttrSource(self.source, name) if self.source else None
         return VariableBuilder(tx.output, source)(getattr(self.fn, name))
 
@@ -172,7 +178,9 @@ class UserMethodVariable(UserFunctionVariable):
     def as_python_constant(self) -> Any:
         return types.MethodType(self.fn, self.obj.as_python_constant())
 
-    def bind(self, tx: Translator, args: Sequence[VariableTracker], kwargs: dict[str, VariableTracker]) -> dict[str, VariableTracker]:
+    def bind(
+        self, tx: Translator, args: Sequence[VariableTracker], kwargs: dict[str, VariableTracker]
+    ) -> dict[str, VariableTracker]:
         return super().bind(tx, [self.obj, *args], kwargs)
 
     def reconstruct(self, codegen: PyCodegen) -> None:
@@ -197,7 +205,9 @@ class NestedUserFunctionVariable(BaseUserFunctionVariable):
     def get_globals(self) -> dict[str, Any]:
         return self.globals
 
-    def bind(self, tx: Translator, args: Sequence[VariableTracker], kwargs: dict[str, VariableTracker]) -> dict[str, VariableTracker]:
+    def bind(
+        self, tx: Translator, args: Sequence[VariableTracker], kwargs: dict[str, VariableTracker]
+    ) -> dict[str, VariableTracker]:
         defaults = self.defaults.unpack_var_sequence(tx) if self.defaults else []
         keyword_defaults = dict(self.keyword_defaults.items) if self.keyword_defaults else {}
         return bind_arguments(self.code, defaults, keyword_defaults, args, kwargs)

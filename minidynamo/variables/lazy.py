@@ -28,6 +28,7 @@ from minidynamo.variables.base import VariableTracker
 
 if TYPE_CHECKING:
     from minidynamo.codegen import PyCodegen
+    from minidynamo.sources import Source
     from minidynamo.output_graph import OutputGraph
     from minidynamo.translator.base import InstructionTranslatorBase as Translator
 
@@ -104,3 +105,13 @@ class LazyVariableTracker(VariableTracker):
         if self.is_realized():
             return f"LazyVariableTracker(realized: {self.unwrap()!r})"
         return f"LazyVariableTracker(unrealized: {type(self.value)})"
+
+
+def build_lazily(output: OutputGraph, value: Any, source: Source | None) -> VariableTracker:
+    """The tracker of a value read from outside the frame (a global, an attribute, a
+    default): lazy when it has a source, as TorchDynamo's `VariableTracker.build`."""
+    from minidynamo.variables.builder import VariableBuilder
+
+    if source is None:
+        return VariableBuilder(output, None)(value)
+    return LazyVariableTracker(value, output, source=source)

@@ -45,7 +45,10 @@ def _as_index(tx: Translator, index: VariableTracker) -> int | slice:
 
 
 def sorted_items(
-    tx: Translator, items: list[VariableTracker], key: VariableTracker | None, reverse: VariableTracker | None
+    tx: Translator,
+    items: list[VariableTracker],
+    key: VariableTracker | None,
+    reverse: VariableTracker | None,
 ) -> list[VariableTracker]:
     """`sorted(items, key=key, reverse=reverse)` when the sort keys are constants."""
     keys = [key.call_function(tx, [item], {}) for item in items] if key is not None and not (
@@ -103,7 +106,8 @@ class BaseListVariable(VariableTracker):
         try:
             return self.items[position]
         except (IndexError, TypeError) as error:
-            graph_break("exception in traced code", f"{self.python_type().__name__}[{position!r}]: {error}")
+            what = f"{self.python_type().__name__}[{position!r}]: {error}"
+            graph_break("exception in traced code", what)
 
     def dunder_contains(self, tx: Translator, value: VariableTracker) -> VariableTracker:
         values = constant_values([*self.items, value])
@@ -120,11 +124,14 @@ class BaseListVariable(VariableTracker):
     def dunder_mul(self, tx: Translator, count: VariableTracker) -> VariableTracker:
         return self.with_items(self.items * _as_index(tx, count))
 
-    def compare(self, tx: Translator, other: VariableTracker, operation: Callable[[Any, Any], bool]) -> VariableTracker:
+    def compare(
+        self, tx: Translator, other: VariableTracker, operation: Callable[[Any, Any], bool]
+    ) -> VariableTracker:
         """==, <, ... between sequences of constants."""
         values = constant_values([self, other])
         if values is None:
-            graph_break("unsupported operator", f"comparing {self} with {other}: items are not constants")
+            what = f"comparing {self} with {other}: the items are not constants"
+            graph_break("unsupported operator", what)
         return fold(operation, values, {})
 
     def dunder_eq(self, tx: Translator, other: VariableTracker) -> VariableTracker:
@@ -195,7 +202,9 @@ class ListVariable(BaseListVariable):
     def dunder_iadd(self, tx: Translator, other: VariableTracker) -> VariableTracker:
         return self.mutated(tx, [*self.items, *other.unpack_var_sequence(tx)])
 
-    def method_insert(self, tx: Translator, index: VariableTracker, item: VariableTracker) -> VariableTracker:
+    def method_insert(
+        self, tx: Translator, index: VariableTracker, item: VariableTracker
+    ) -> VariableTracker:
         items = list(self.items)
         items.insert(_as_index(tx, index), item)
         self.mutated(tx, items)
@@ -227,12 +236,17 @@ class ListVariable(BaseListVariable):
         return self.with_items(self.items)
 
     def method_sort(
-        self, tx: Translator, key: VariableTracker | None = None, reverse: VariableTracker | None = None
+        self,
+        tx: Translator,
+        key: VariableTracker | None = None,
+        reverse: VariableTracker | None = None,
     ) -> VariableTracker:
         self.mutated(tx, sorted_items(tx, list(self.items), key, reverse))
         return ConstantVariable(None)
 
-    def dunder_setitem(self, tx: Translator, index: VariableTracker, value: VariableTracker) -> VariableTracker:
+    def dunder_setitem(
+        self, tx: Translator, index: VariableTracker, value: VariableTracker
+    ) -> VariableTracker:
         items = list(self.items)
         position = _as_index(tx, index)
         items[position] = value.unpack_var_sequence(tx) if isinstance(position, slice) else value
@@ -291,7 +305,8 @@ class NamedTupleVariable(TupleVariable):
 
     def var_getattr(self, tx: Translator, name: str) -> VariableTracker:
         # namedtuples list their fields in _fields, torch.return_types in __match_args__
-        fields = getattr(self.tuple_class, "_fields", None) or getattr(self.tuple_class, "__match_args__", ())
+        cls = self.tuple_class
+        fields = getattr(cls, "_fields", None) or getattr(cls, "__match_args__", ())
         if name in fields:
             return self.items[list(fields).index(name)]
         if name == "_fields":
@@ -302,14 +317,16 @@ class NamedTupleVariable(TupleVariable):
         fields = list(self.tuple_class._fields)
         unknown = set(changes) - set(fields)
         if unknown:
-            graph_break("exception in traced code", f"_replace() got unexpected field names {sorted(unknown)}")
+            what = f"_replace() got unexpected field names {sorted(unknown)}"
+            graph_break("exception in traced code", what)
         items = tuple(changes.get(field, item) for field, item in zip(fields, self.items))
         return self.clone(items=items, source=None)
 
     def method__asdict(self, tx: Translator) -> VariableTracker:
         from minidynamo.variables.dicts import ConstDictVariable
 
-        return ConstDictVariable(dict(zip(self.tuple_class._fields, self.items)), object_id=new_object_id())
+        items = dict(zip(self.tuple_class._fields, self.items))
+        return ConstDictVariable(items, object_id=new_object_id())
 
     def reconstruct(self, codegen: PyCodegen) -> None:
         codegen.load_callable(self.tuple_class)

@@ -81,10 +81,11 @@ class PythonModuleVariable(VariableTracker):
         return self.module
 
     def var_getattr(self, tx: Translator, name: str) -> VariableTracker:
-        from minidynamo.variables.user_defined import build_lazily
+        from minidynamo.variables.lazy import build_lazily
 
         if not hasattr(self.module, name):
-            graph_break("missing attribute", f"module {self.module.__name__} has no attribute {name!r}")
+            what = f"module {self.module.__name__} has no attribute {name!r}"
+            graph_break("missing attribute", what)
         source = AttrSource(self.source, name) if self.source else None
         return build_lazily(tx.output, getattr(self.module, name), source)
 

@@ -86,13 +86,18 @@ class NNModuleVariable(VariableTracker):
         self, tx: Translator, args: Sequence[VariableTracker], kwargs: dict[str, VariableTracker]
     ) -> VariableTracker:
         if has_hooks(self.module):
-            graph_break("unsupported call", f"calling {type(self.module).__name__} with hooks registered")
+            what = f"calling {type(self.module).__name__} with hooks registered"
+            graph_break("unsupported call", what)
         if type(self.module).__call__ is not torch.nn.Module.__call__:
             return self.var_getattr(tx, "__call__").call_function(tx, args, kwargs)
         return self.var_getattr(tx, "forward").call_function(tx, args, kwargs)
 
     def call_method(
-        self, tx: Translator, name: str, args: Sequence[VariableTracker], kwargs: dict[str, VariableTracker]
+        self,
+        tx: Translator,
+        name: str,
+        args: Sequence[VariableTracker],
+        kwargs: dict[str, VariableTracker],
     ) -> VariableTracker:
         if name == "__setattr__":
             return self.set_attribute(tx, args[0].as_python_constant(), args[1])
@@ -102,7 +107,8 @@ class NNModuleVariable(VariableTracker):
         """`self.name = value`: a new version of the module, replayed with setattr later."""
         value = value.realize()
         if isinstance(value, NNModuleVariable) or name in self.module._modules:
-            graph_break("unsupported mutation", f"assigning a submodule to {type(self.module).__name__}.{name}")
+            what = f"assigning a submodule to {type(self.module).__name__}.{name}"
+            graph_break("unsupported mutation", what)
         tx.output.side_effects.mutate(self.clone(attributes={**self.attributes, name: value}))
         return ConstantVariable(None)
 

@@ -32,6 +32,7 @@ from minidynamo.exc import graph_break
 from minidynamo.sources import AttrSource, Source
 from minidynamo.variables.base import VariableTracker, new_object_id
 from minidynamo.variables.constant import ConstantVariable, constant
+from minidynamo.variables.lazy import build_lazily
 
 if TYPE_CHECKING:
     from minidynamo.codegen import PyCodegen
@@ -49,7 +50,12 @@ def is_data_descriptor(attribute: Any) -> bool:
 
 
 def class_attribute(
-    tx: Translator, obj: VariableTracker, cls: type, name: str, attribute: Any, source: Source | None
+    tx: Translator,
+    obj: VariableTracker,
+    cls: type,
+    name: str,
+    attribute: Any,
+    source: Source | None,
 ) -> VariableTracker:
     """`obj.name` when `name` was found on the class (statically) as `attribute`."""
     from minidynamo.variables.builder import VariableBuilder
@@ -67,7 +73,8 @@ def class_attribute(
     if isinstance(attribute, types.FunctionType):
         return UserMethodVariable(attribute, obj, source=source)
     if hasattr(type(attribute), "__get__") and not isinstance(attribute, type):
-        graph_break("unsupported attribute", f"{cls.__name__}.{name} is a {type(attribute).__name__} descriptor")
+        what = f"{cls.__name__}.{name} is a {type(attribute).__name__} descriptor"
+        graph_break("unsupported attribute", what)
     return VariableBuilder(tx.output, source)(attribute)
 
 
@@ -86,19 +93,11 @@ def object_attribute(
         return build_lazily(tx.output, instance_dict[name], source)
     if attribute is not _MISSING:
         return class_attribute(tx, obj, cls, name, attribute, source)
-    if _lookup_static(cls, "__getattr__") is not _MISSING and cls.__getattr__ is not torch.nn.Module.__getattr__:
-        graph_break("unsupported attribute", f"{cls.__name__} defines __getattr__ (reading {name!r})")
+    custom_getattr = _lookup_static(cls, "__getattr__")
+    if custom_getattr is not _MISSING and custom_getattr is not torch.nn.Module.__getattr__:
+        what = f"{cls.__name__} defines __getattr__ (reading {name!r})"
+        graph_break("unsupported attribute", what)
     graph_break("missing attribute", f"{cls.__name__} object has no attribute {name!r}")
-
-
-def build_lazily(output: Any, value: Any, source: Source | None) -> VariableTracker:
-    """A tracker for a value read from outside: lazy when it has a source, as TorchDynamo does."""
-    from minidynamo.variables.builder import VariableBuilder
-    from minidynamo.variables.lazy import LazyVariableTracker
-
-    if source is None:
-        return VariableBuilder(output, None)(value)
-    return LazyVariableTracker(value, output, source=source)
 
 
 def _lookup_static(cls: type, name: str) -> Any:
@@ -133,7 +132,9 @@ class UserDefinedClassVariable(VariableTracker):
             attribute = attribute.__func__
         elif isinstance(attribute, classmethod):
             return UserMethodVariable(attribute.__func__, self)
-        elif hasattr(type(attribute), "__get__") and not isinstance(attribute, (types.FunctionType, type)):
+        elif hasattr(type(attribute), "__get__") and not isinstance(
+            attribute, (types.FunctionType, type)
+        ):
             graph_break("unsupported attribute", f"{self.cls.__name__}.{name} is a descriptor")
         source = AttrSource(self.source, name) if self.source else None
         return VariableBuilder(tx.output, source)(attribute)
@@ -146,7 +147,8 @@ class UserDefinedClassVariable(VariableTracker):
         if self.cls is torch.Size:
             return SizeVariable(tuple(args[0].unpack_var_sequence(tx)))
         if issubclass(self.cls, tuple) and hasattr(self.cls, "_fields"):
-            return NamedTupleVariable(tuple(_namedtuple_items(self.cls, args, kwargs)), tuple_class=self.cls)
+            items = tuple(_namedtuple_items(self.cls, args, kwargs))
+            return NamedTupleVariable(items, tuple_class=self.cls)
         if self.cls in (collections.OrderedDict, collections.defaultdict):
             return _construct_dict(tx, self.cls, args, kwargs)
         if _is_plain_class(self.cls):
@@ -160,7 +162,9 @@ class UserDefinedClassVariable(VariableTracker):
         return f"UserDefinedClassVariable({self.cls.__name__})"
 
 
-def _namedtuple_items(cls: type, args: Sequence[VariableTracker], kwargs: dict[str, VariableTracker]) -> list[VariableTracker]:
+def _namedtuple_items(
+    cls: type, args: Sequence[VariableTracker], kwargs: dict[str, VariableTracker]
+) -> list[VariableTracker]:
     """Positional and keyword arguments of a namedtuple, in field order, with defaults."""
     from minidynamo.variables.constant import constant
 
@@ -174,7 +178,10 @@ def _namedtuple_items(cls: type, args: Sequence[VariableTracker], kwargs: dict[s
 
 
 def _construct_dict(
-    tx: Translator, dict_class: type, args: Sequence[VariableTracker], kwargs: dict[str, VariableTracker]
+    tx: Translator,
+    dict_class: type,
+    args: Sequence[VariableTracker],
+    kwargs: dict[str, VariableTracker],
 ) -> VariableTracker:
     """`OrderedDict(pairs)` or `defaultdict(factory, pairs)`: a new dict tracker of that class."""
     from minidynamo.variables.dicts import ConstDictVariable, dict_items
@@ -201,7 +208,10 @@ def _is_plain_class(cls: type) -> bool:
 
 
 def _construct(
-    tx: Translator, class_variable: UserDefinedClassVariable, args: Sequence[VariableTracker], kwargs: dict[str, VariableTracker]
+    tx: Translator,
+    class_variable: UserDefinedClassVariable,
+    args: Sequence[VariableTracker],
+    kwargs: dict[str, VariableTracker],
 ) -> VariableTracker:
     """`cls(*args)`: a new object tracker, then its `__init__` inlined."""
     from minidynamo.variables.functions import UserFunctionVariable
@@ -237,11 +247,16 @@ class UserDefinedObjectVariable(VariableTracker):
         return object_attribute(tx, self, self.value, self.cls, name)
 
     def call_method(
-        self, tx: Translator, name: str, args: Sequence[VariableTracker], kwargs: dict[str, VariableTracker]
+        self,
+        tx: Translator,
+        name: str,
+        args: Sequence[VariableTracker],
+        kwargs: dict[str, VariableTracker],
     ) -> VariableTracker:
         if name == "__setattr__" and self.cls.__setattr__ is object.__setattr__:
             attribute_name = args[0].as_python_constant()
-            tx.output.side_effects.mutate(self.clone(attributes={**self.attributes, attribute_name: args[1]}))
+            attributes = {**self.attributes, attribute_name: args[1]}
+            tx.output.side_effects.mutate(self.clone(attributes=attributes))
             return ConstantVariable(None)
         return self.var_getattr(tx, name).call_function(tx, args, kwargs)
 
@@ -290,7 +305,8 @@ class SuperVariable(VariableTracker):
 
                     return UserMethodVariable(polyfills.object_init, self.obj)
                 return class_attribute(tx, self.obj, klass, name, vars(klass)[name], None)
-        graph_break("missing attribute", f"super() of {self.owner.__name__} has no attribute {name!r}")
+        what = f"super() of {self.owner.__name__} has no attribute {name!r}"
+        graph_break("missing attribute", what)
 
     def __repr__(self) -> str:
         return f"SuperVariable({self.owner.__name__})"

@@ -19,7 +19,9 @@ class Recorder:
         self.graphs: list[torch.fx.GraphModule] = []
         self.example_inputs: list[list[torch.Tensor]] = []
 
-    def __call__(self, gm: torch.fx.GraphModule, example_inputs: list[torch.Tensor]) -> Callable[..., Any]:
+    def __call__(
+        self, gm: torch.fx.GraphModule, example_inputs: list[torch.Tensor]
+    ) -> Callable[..., Any]:
         self.graphs.append(gm)
         self.example_inputs.append(list(example_inputs))
         return gm.forward
@@ -63,7 +65,9 @@ def assert_same_graphs(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any
     _, torch_recorder = run_torch(fn, *copy.deepcopy(args), **copy.deepcopy(kwargs))
     result, mini_recorder = run_minidynamo(fn, *copy.deepcopy(args), **copy.deepcopy(kwargs))
     assert_same_value(expected, result)
-    assert [describe(gm) for gm in mini_recorder.graphs] == [describe(gm) for gm in torch_recorder.graphs]
+    assert [describe(gm) for gm in mini_recorder.graphs] == [
+        describe(gm) for gm in torch_recorder.graphs
+    ]
     return result
 
 

@@ -6,6 +6,7 @@ snippets of plain Python run in minidynamo and in CPython and must agree.
 
 from __future__ import annotations
 
+import collections
 import dis
 
 import pytest
@@ -13,7 +14,11 @@ import torch
 
 import minidynamo
 from minidynamo.bytecode import opcodes
-from minidynamo.translator import InliningInstructionTranslator, InstructionTranslator, InstructionTranslatorBase
+from minidynamo.translator import (
+    InliningInstructionTranslator,
+    InstructionTranslator,
+    InstructionTranslatorBase,
+)
 from minidynamo.translator.base import BytecodeDispatchTableMeta
 
 # Opcodes that straight-line code, calls and loops use (the scope of chapters 2-3).
@@ -43,14 +48,18 @@ def test_dispatch_table_has_a_handler_named_after_each_opcode(translator):
 
 def test_an_opcode_without_handler_is_a_graph_break_when_it_runs():
     handler = InstructionTranslator.dispatch_table[dis.opmap["SETUP_ANNOTATIONS"]]
-    with pytest.raises(minidynamo.Unsupported, match="missing bytecode handler: SETUP_ANNOTATIONS") as info:
+    with pytest.raises(
+        minidynamo.Unsupported, match="missing bytecode handler: SETUP_ANNOTATIONS"
+    ) as info:
         handler(None, None)
     assert info.value.kind.id == "GB0001"
 
 
 def test_handler_names_are_checked_against_dis_opmap():
     with pytest.raises(TypeError, match="LOAD_FASTT"):
-        BytecodeDispatchTableMeta("Typo", (InstructionTranslatorBase,), {"LOAD_FASTT": lambda self, inst: None})
+        BytecodeDispatchTableMeta(
+            "Typo", (InstructionTranslatorBase,), {"LOAD_FASTT": lambda self, inst: None}
+        )
 
 
 def test_version_facts_come_from_the_bytecode_layer():
@@ -97,8 +106,14 @@ def loops(n):
 def calls(n):
     def inner(a, b=2, *rest, scale=1, **extra):
         return (a + b + sum(rest)) * scale, extra
+
     args, kwargs = (1, 2, 3), {"scale": 2, "tag": "x"}
-    return inner(n), inner(*args, **kwargs), sorted([3, 1, 2], key=lambda v: -v), max("ab", "b", key=len)
+    return (
+        inner(n),
+        inner(*args, **kwargs),
+        sorted([3, 1, 2], key=lambda v: -v),
+        max("ab", "b", key=len),
+    )
 
 
 def closures(n):
@@ -114,13 +129,59 @@ def closures(n):
     return counter
 
 
-@pytest.mark.parametrize("fn, args", [
-    (straight_line, (3, 4)), (straight_line, (1, 1)), (containers, (3,)), (loops, (7,)),
-    (calls, (5,)), (closures, (4,)),
-], ids=lambda value: getattr(value, "__name__", ""))
+class Shape:
+    def __init__(self, sides):
+        self.sides = sides
+
+    @property
+    def name(self):
+        return f"{type(self).__name__}({self.sides})"
+
+
+class Square(Shape):
+    def __init__(self):
+        super().__init__(4)
+
+
+def objects_and_dict_classes(words):
+    counts = collections.defaultdict(int)
+    for word in words:
+        counts[word] += 1
+    ordered = collections.OrderedDict(sorted(counts.items()))
+    ordered.move_to_end(words[0])
+    square = Square()
+    square.area = 9
+    return dict(counts), list(ordered), square.name, square.area, isinstance(square, Shape)
+
+
+def generators(n):
+    def evens(limit):
+        for value in range(limit):
+            if value % 2 == 0:
+                yield value
+
+    return sum(v * v for v in range(n)), list(evens(n)), max(evens(n)), any(v > 3 for v in evens(n))
+
+
+@pytest.mark.parametrize(
+    "fn, args",
+    [
+        (straight_line, (3, 4)),
+        (straight_line, (1, 1)),
+        (containers, (3,)),
+        (loops, (7,)),
+        (calls, (5,)),
+        (closures, (4,)),
+        (objects_and_dict_classes, (["b", "a", "b"],)),
+        (generators, (7,)),
+    ],
+    ids=lambda value: getattr(value, "__name__", ""),
+)
 def test_python_snippets_give_cpython_results_without_a_graph(fn, args):
     graphs = []
-    result = minidynamo.compile(fn, backend=lambda gm, example: graphs.append(gm) or gm.forward, fullgraph=True)(*args)
+    result = minidynamo.compile(
+        fn, backend=lambda gm, example: graphs.append(gm) or gm.forward, fullgraph=True
+    )(*args)
     assert result == fn(*args)
     assert graphs == []  # no tensor operation: no graph, as torch.compile
 
@@ -133,7 +194,9 @@ def test_tensor_condition_is_a_graph_break_constant_condition_is_not():
             return x
         return x * 2
 
-    assert torch.equal(minidynamo.compile(branch, fullgraph=True)(torch.ones(2), True), torch.full((2,), 4.0))
+    assert torch.equal(
+        minidynamo.compile(branch, fullgraph=True)(torch.ones(2), True), torch.full((2,), 4.0)
+    )
 
     def data_dependent(x):
         if x.sum() > 0:

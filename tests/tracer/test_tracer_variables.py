@@ -65,8 +65,14 @@ def test_constants_fold_through_the_operator_protocol(tx):
     add = BuiltinVariable(operator.add)
     result = add.call_function(tx, [ConstantVariable(2), ConstantVariable(3)], {})
     assert isinstance(result, ConstantVariable) and result.value == 5
-    assert BuiltinVariable(len).call_function(tx, [TupleVariable((ConstantVariable(1),))], {}).value == 1
-    assert BuiltinVariable(max).call_function(tx, [ConstantVariable(2), ConstantVariable(7)], {}).value == 7
+    assert (
+        BuiltinVariable(len).call_function(tx, [TupleVariable((ConstantVariable(1),))], {}).value
+        == 1
+    )
+    assert (
+        BuiltinVariable(max).call_function(tx, [ConstantVariable(2), ConstantVariable(7)], {}).value
+        == 7
+    )
 
 
 def test_a_tensor_operand_adds_a_graph_node(tx):
@@ -100,25 +106,40 @@ def test_replace_version_rebuilds_only_what_contains_the_object():
     assert replaced[0].items[0] is new_inner and replaced[1] is other
 
 
-@pytest.mark.parametrize("value, expected", [
-    (ConstantVariable(2), "ConstantVariable(int: 2)"),
-    (ConstantVariable(None), "ConstantVariable(NoneType: None)"),
-    (ListVariable((), object_id=1), "ListVariable(length=0)"),
-    (BuiltinVariable(operator.add), "BuiltinVariable(add)"),
-])
+@pytest.mark.parametrize(
+    "value, expected",
+    [
+        (ConstantVariable(2), "ConstantVariable(int: 2)"),
+        (ConstantVariable(None), "ConstantVariable(NoneType: None)"),
+        (ListVariable((), object_id=1), "ListVariable(length=0)"),
+        (BuiltinVariable(operator.add), "BuiltinVariable(add)"),
+    ],
+)
 def test_reprs_follow_torch_trace_logs(value, expected):
     assert repr(value) == expected
 
 
-@pytest.mark.parametrize("value, tracker", [
-    (3, "ConstantVariable"), ("s", "ConstantVariable"), (torch.float32, "ConstantVariable"),
-    ([1, 2], "ListVariable"), ((1, 2), "TupleVariable"), ({"a": 1}, "ConstDictVariable"),
-    ({1, 2}, "SetVariable"), (range(3), "RangeVariable"), (len, "BuiltinVariable"),
-    (torch.relu, "TorchFunctionVariable"), (make_translator, "UserFunctionVariable"),
-    (torch.nn.Linear(2, 2), "NNModuleVariable"), (torch, "PythonModuleVariable"),
-    (dataclasses.dataclass, "UserFunctionVariable"), (object(), "UserDefinedObjectVariable"),
-    (torch.Size([2]), "SizeVariable"),
-])
+@pytest.mark.parametrize(
+    "value, tracker",
+    [
+        (3, "ConstantVariable"),
+        ("s", "ConstantVariable"),
+        (torch.float32, "ConstantVariable"),
+        ([1, 2], "ListVariable"),
+        ((1, 2), "TupleVariable"),
+        ({"a": 1}, "ConstDictVariable"),
+        ({1, 2}, "SetVariable"),
+        (range(3), "RangeVariable"),
+        (len, "BuiltinVariable"),
+        (torch.relu, "TorchFunctionVariable"),
+        (make_translator, "UserFunctionVariable"),
+        (torch.nn.Linear(2, 2), "NNModuleVariable"),
+        (torch, "PythonModuleVariable"),
+        (dataclasses.dataclass, "UserFunctionVariable"),
+        (object(), "UserDefinedObjectVariable"),
+        (torch.Size([2]), "SizeVariable"),
+    ],
+)
 def test_builder_picks_a_tracker_by_value(tx, value, tracker):
     assert type(VariableBuilder(tx.output, LocalSource("v"))(value)).__name__ == tracker
 

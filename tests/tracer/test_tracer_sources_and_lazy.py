@@ -15,17 +15,33 @@ from minidynamo.bytecode import assemble, create_instruction
 from minidynamo.sources import AttrSource, GetItemSource, GlobalSource, ImportSource, LocalSource
 from tracer_helpers import run_minidynamo
 
-MODULE_WEIGHT = GetItemSource(AttrSource(GetItemSource(AttrSource(LocalSource("self"), "_modules"), "fc"), "_parameters"), "weight")
+MODULE_WEIGHT = GetItemSource(
+    AttrSource(GetItemSource(AttrSource(LocalSource("self"), "_modules"), "fc"), "_parameters"),
+    "weight",
+)
 
 
-@pytest.mark.parametrize("ours, theirs", [
-    (LocalSource("x"), lambda: torch_source.LocalSource("x")),
-    (GlobalSource("w"), lambda: torch_source.GlobalSource("w")),
-    (AttrSource(LocalSource("self"), "fc"), lambda: torch_source.AttrSource(torch_source.LocalSource("self"), "fc")),
-    (GetItemSource(LocalSource("xs"), 0), lambda: torch_source.GetItemSource(torch_source.LocalSource("xs"), 0)),
-    (GetItemSource(LocalSource("d"), "k"), lambda: torch_source.GetItemSource(torch_source.LocalSource("d"), "k")),
-    (ImportSource("math"), lambda: torch_source.ImportSource("math")),
-], ids=str)
+@pytest.mark.parametrize(
+    "ours, theirs",
+    [
+        (LocalSource("x"), lambda: torch_source.LocalSource("x")),
+        (GlobalSource("w"), lambda: torch_source.GlobalSource("w")),
+        (
+            AttrSource(LocalSource("self"), "fc"),
+            lambda: torch_source.AttrSource(torch_source.LocalSource("self"), "fc"),
+        ),
+        (
+            GetItemSource(LocalSource("xs"), 0),
+            lambda: torch_source.GetItemSource(torch_source.LocalSource("xs"), 0),
+        ),
+        (
+            GetItemSource(LocalSource("d"), "k"),
+            lambda: torch_source.GetItemSource(torch_source.LocalSource("d"), "k"),
+        ),
+        (ImportSource("math"), lambda: torch_source.ImportSource("math")),
+    ],
+    ids=str,
+)
 def test_guard_names_are_spelled_as_in_torch(ours, theirs):
     with tracing(TracingContext(None)):  # torch's sources want a tracing context
         assert ours.name() == theirs().name
@@ -43,7 +59,11 @@ def run_reconstruct(source, **frame_locals):
     def probe(self=None, x=None, xs=None):
         return None
 
-    instructions = [create_instruction("RESUME", arg=0), *source.reconstruct(), create_instruction("RETURN_VALUE")]
+    instructions = [
+        create_instruction("RESUME", arg=0),
+        *source.reconstruct(),
+        create_instruction("RETURN_VALUE"),
+    ]
     code = assemble(instructions, probe.__code__)
     return types.FunctionType(code, globals(), "probe", probe.__defaults__)(**frame_locals)
 
@@ -62,7 +82,9 @@ def test_an_unused_argument_never_becomes_a_graph_input():
         return x.cos()
 
     _, recorder = run_minidynamo(fn, torch.ones(2), torch.ones(2), [torch.ones(2)])
-    assert [node.target for node in recorder.graphs[0].graph.nodes if node.op == "placeholder"] == ["L_x_"]
+    assert [node.target for node in recorder.graphs[0].graph.nodes if node.op == "placeholder"] == [
+        "L_x_"
+    ]
     assert len(recorder.example_inputs[0]) == 1
 
 
@@ -72,11 +94,18 @@ def test_graph_inputs_come_in_order_of_first_use_with_real_example_inputs():
 
     a, b, c = torch.ones(2), torch.zeros(2), torch.full((2,), 3.0)
     _, recorder = run_minidynamo(fn, a, b, c)
-    assert [node.target for node in recorder.graphs[0].graph.nodes if node.op == "placeholder"] == ["L_c_", "L_a_"]
-    assert recorder.example_inputs[0][0] is c and recorder.example_inputs[0][1] is a  # the real tensors
+    assert [node.target for node in recorder.graphs[0].graph.nodes if node.op == "placeholder"] == [
+        "L_c_",
+        "L_a_",
+    ]
+    assert (
+        recorder.example_inputs[0][0] is c and recorder.example_inputs[0][1] is a
+    )  # the real tensors
 
 
-@pytest.mark.parametrize("model", [torch.nn.Linear(3, 2), torch.nn.Sequential(torch.nn.Linear(3, 2))], ids=str)
+@pytest.mark.parametrize(
+    "model", [torch.nn.Linear(3, 2), torch.nn.Sequential(torch.nn.Linear(3, 2))], ids=str
+)
 def test_parameters_are_graph_inputs_named_as_in_torch_compile(model):
     def placeholders(compile_function):
         graphs = []
@@ -112,4 +141,6 @@ def test_a_returned_input_is_reloaded_not_output_by_the_graph():
     x = torch.ones(2)
     result, recorder = run_minidynamo(fn, x, torch.ones(2))
     assert result[0] is x
-    assert [node.target for node in recorder.graphs[0].graph.nodes if node.op == "placeholder"] == ["L_y_"]
+    assert [node.target for node in recorder.graphs[0].graph.nodes if node.op == "placeholder"] == [
+        "L_y_"
+    ]

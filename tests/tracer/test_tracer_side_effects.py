@@ -22,7 +22,8 @@ def test_transformed_code_calls_the_compiled_graph_installed_as_a_global():
     def fn(x):
         return x.sin() + 1
 
-    code, output = convert_frame.transform_code(fn, (torch.ones(2),), {}, lambda gm, inputs: gm.forward)
+    backend = lambda gm, inputs: gm.forward  # noqa: E731
+    code, output = convert_frame.transform_code(fn, {"x": torch.ones(2)}, backend)
     names = [inst.argval for inst in dis.get_instructions(code) if inst.opname == "LOAD_GLOBAL"]
     assert names and names[0].startswith("__compiled_fn_")
     assert names[0] in fn.__globals__  # installed, as Dynamo does
@@ -100,7 +101,11 @@ def test_new_objects_are_rebuilt_with_aliasing_kept():
 
     shared, again, box, function = minidynamo.compile(fn, fullgraph=True)(torch.ones(2))
     assert shared is again
-    assert isinstance(box, Box) and box.tag == "made while tracing" and torch.equal(box.value, torch.full((2,), 2.0))
+    assert (
+        isinstance(box, Box)
+        and box.tag == "made while tracing"
+        and torch.equal(box.value, torch.full((2,), 2.0))
+    )
     assert function(1) == 2
 
 
@@ -117,7 +122,10 @@ def test_tracing_never_runs_user_side_effects(caplog):
     with caplog.at_level("WARNING", logger="minidynamo"):
         minidynamo.compile(fn)(torch.ones(2))
     assert calls == ["ran"]  # once: by the eager fallback, never by tracing
-    assert "graph break in test_tracing_never_runs_user_side_effects.<locals>.fn, running it eagerly" in caplog.text
+    assert (
+        "graph break in test_tracing_never_runs_user_side_effects.<locals>.fn, running it eagerly"
+        in caplog.text
+    )
 
 
 def test_graph_outputs_follow_torch_order_return_value_first():
@@ -130,4 +138,3 @@ def test_graph_outputs_follow_torch_order_return_value_first():
     outputs = recorder.graphs[0].graph.output_node().args[0]
     assert [node.name for node in outputs] == ["mul", "sum_1"]
     assert torch.equal(result, torch.full((2,), 2.0)) and torch.equal(items[0], torch.tensor(2.0))
-

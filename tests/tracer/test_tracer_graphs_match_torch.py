@@ -93,6 +93,7 @@ def global_tensor(x):
 def inlined_helper(x):
     def helper(t, k=3):
         return t * k
+
     return helper(x) + helper(x, k=1)
 
 
@@ -107,7 +108,7 @@ def closure_over_tensor(x):
 
 def comprehensions(x):
     squares = [x * i for i in range(3)]
-    table = {f"p{i}": x ** i for i in range(1, 3)}
+    table = {f"p{i}": x**i for i in range(1, 3)}
     return torch.stack(squares).sum(0), table
 
 
@@ -138,6 +139,16 @@ def recursion_to_constant_depth(n, x):
     if n == 0:
         return x
     return recursion_to_constant_depth(n - 1, x * n)
+
+
+def in_place_on_input_returned(x, y):
+    x.add_(y)  # a lone returned tensor is a graph output, even an input (Dynamo's fast path)
+    return x
+
+
+def returns_an_untouched_input(x, y):
+    z = y * 2
+    return x
 
 
 def mutate_input_list(x, items):
@@ -194,6 +205,8 @@ CASES = [
     (unused_argument, (X, Y)),
     (recursion_to_constant_depth, (3, X)),
     (mutate_input_list, (X, [])),
+    (in_place_on_input_returned, (X.clone(), Y)),
+    (returns_an_untouched_input, (X, Y)),
 ]
 
 

@@ -45,7 +45,9 @@ def test_internal_errors_fall_back_unless_strict(caplog):
         return x + 1
 
     with minidynamo.config.patch(strict=False), caplog.at_level("WARNING", logger="minidynamo"):
-        assert torch.equal(minidynamo.compile(fn, backend=failing_backend)(torch.ones(1)), torch.full((1,), 2.0))
+        assert torch.equal(
+            minidynamo.compile(fn, backend=failing_backend)(torch.ones(1)), torch.full((1,), 2.0)
+        )
     assert "internal error" in caplog.text
     with pytest.raises(minidynamo.InternalError, match="backend bug"):
         minidynamo.compile(fn, backend=failing_backend)(torch.ones(1))
@@ -59,10 +61,15 @@ def test_explain_reports_graphs_ops_and_breaks():
     torch._dynamo.reset()
     reference = torch._dynamo.explain(no_break)(torch.ones(2))
     assert (explained.graph_count, explained.graph_break_count, explained.op_count) == (
-        reference.graph_count, reference.graph_break_count, reference.op_count)
+        reference.graph_count,
+        reference.graph_break_count,
+        reference.op_count,
+    )
 
     explained = minidynamo.explain(breaks)(torch.ones(2))
-    assert explained.graph_break_count == 1 and explained.graph_count == 0  # no partial graphs yet (ch 6-7)
+    assert (
+        explained.graph_break_count == 1 and explained.graph_count == 0
+    )  # no partial graphs yet (ch 6-7)
     assert "truth value of a tensor" in explained.break_reasons[0].reason
     assert "Graph Break Count: 1" in str(explained)
 
