@@ -4,7 +4,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: docs docs-strict test check-generated verify notebooks grade gradescope release bench scan clean
+.PHONY: docs docs-strict test check-generated verify notebooks grade gradescope release bench scan demo clean
 
 $(STAMP): pyproject.toml
 	@command -v $(PYTHON) >/dev/null 2>&1 || { \
@@ -58,6 +58,9 @@ bench: $(STAMP)
 
 scan: $(STAMP)
 	$(PY) -m minidynamo.scan $(TARGET)
+
+demo: $(STAMP)
+	$(PY) examples/demo.py
 
 clean:
 	rm -rf $(VENV) site grades
