@@ -1,0 +1,165 @@
+"""Programs for the chapter-3 graded tests (nothing here is graded).
+
+Each program exercises one family of VariableTrackers; the tests run it eagerly, under
+torch.compile and under minidynamo, and compare values and graphs.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+import torch.nn.functional as F
+
+
+def tensors(*shapes: tuple[int, ...]) -> list[torch.Tensor]:
+    """Random inputs, reproducible."""
+    generator = torch.Generator().manual_seed(0)
+    return [torch.randn(*shape, generator=generator) for shape in shapes]
+
+
+# -- operators (call_operator) -------------------------------------------------------------
+
+def folding(x):
+    """Rule 1: constants fold while tracing; only the tensor ops reach the graph."""
+    scale = 2 ** 3 - 5
+    offset = (scale * 4) // 5 % 3
+    flag = scale > offset and not (scale == 0)
+    return x * scale + offset, flag, "ab" * 2, 7 / 2
+
+
+def reflected(x, y):
+    """Rule 2: a tensor on either side, in either order: `2 - x` is not `x - 2`."""
+    return 2 - x, 3 / (y + 1), 0 < x, 10 ** y.abs().neg(), -x @ y.T
+
+
+def containers(x, y):
+    """Rule 3: operators on lists and tuples are their own methods; tensors inside are items."""
+    pair = (x,) + (y,)
+    xs = [x] * 2
+    xs += [y]
+    twice = 2 * [y]
+    found = 3 in [1, 2, 3]
+    table = {"a": x, "b": y}
+    return pair[1] + xs[2] * len(xs) + twice[0] - table["a"], found
+
+
+def g(x):
+    """Seed 001: folding, unrolling, a list that never reaches the graph, `sum` inlined."""
+    scale = 2
+    parts = []
+    for i in range(3):
+        parts.append(x * (scale + i))
+    return sum(parts)
+
+
+# -- builtins (BuiltinVariable.call_function) -----------------------------------------------
+
+def builtins_mix(x, y):
+    ys = [x, y, x + y]
+    n = len(ys)
+    total = sum(ys)
+    k = min(3, n, 5)
+    biggest = max([k, 2, n - 1])
+    steps = list(range(k))
+    is_tensor = isinstance(x, torch.Tensor) and not isinstance(n, float)
+    numbers = abs(-2) + int("3") + round(2.6) + math.floor(math.sqrt(17))
+    return total * n + biggest * k, steps, is_tensor, numbers, sorted([3, 1, 2]), bool(ys)
+
+
+def iteration_builtins(x, y):
+    out = []
+    for i, (a, b) in enumerate(zip([x, y], [y, x]), start=1):
+        out.append(a * i - b)
+    return out, any([False, 0, 1]), all(v > 0 for v in (1, 2)), tuple(reversed(out))
+
+
+# -- constants' methods (ConstantVariable.call_method) -------------------------------------
+
+def strings(x):
+    name = "layer_{}".format(3)
+    parts = "a,b,c".split(",")
+    scale = len(name.upper()) + parts.index("b")
+    key = "-".join(reversed(parts))
+    return x * scale, key, name.startswith("layer"), (2.5).is_integer(), (10).bit_length()
+
+
+def activation_by_name(x, name="relu"):
+    """A constant's method decides which torch function is called."""
+    fn = getattr(torch, name.lower().strip())
+    return fn(x) * "xyz".count("y")
+
+
+# -- tensor attributes (TensorVariable.var_getattr) ----------------------------------------
+
+def attributes(x):
+    rows, cols = x.shape
+    y = x.T @ x
+    if x.dtype == torch.float32 and x.ndim == 2 and not x.requires_grad:
+        y = y + rows * cols
+    return y.relu().sum(dim=0) + x.mT.mean(), x.device.type, x.is_cuda
+
+
+def shape_arithmetic(x):
+    batch = x.size(0)
+    flat = x.reshape(batch, -1)
+    return flat * x.shape[-1] + flat.new_ones(flat.shape).cumsum(1), x.dim()
+
+
+# -- calls to user functions (bind_arguments, inline_call) ----------------------------------
+
+def scaled(x, scale=2.0, *extra, shift=0, **options):
+    total = x * scale + shift
+    for e in extra:
+        total = total + e
+    return total * options.get("gain", 1)
+
+
+def binding(x, y):
+    return (scaled(x), scaled(x, 3), scaled(x, 1, y, y, shift=1, gain=2),
+            scaled(shift=2, x=y), (lambda a, b=4: a * b)(x), [v + 1 for v in (x, y)])
+
+
+def inner_closure(x):
+    offset = 3
+
+    def add_offset(t, times=1):
+        return t + offset * times
+
+    return add_offset(x), add_offset(x, times=2)
+
+
+def depth(x, n):
+    return x if n == 0 else depth(x.cos(), n - 1) + n
+
+
+def recursion(x):
+    return depth(x, 4)
+
+
+def layer(x, w):
+    return F.relu(x @ w)
+
+
+def network(x, w):
+    """Calls several levels deep: every call is inlined, one graph."""
+    h = layer(x, w)
+    h = layer(h, w.T)
+    return F.softmax(h, dim=-1)
+
+
+def generator(x, y):
+    return sum(t * 2 for t in (x, y))
+
+
+class Block(torch.nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc = torch.nn.Linear(4, 4)
+        self.scale = 0.5
+
+    def helper(self, h):
+        return torch.tanh(h) * self.scale
+
+    def forward(self, x):
+        return self.helper(self.fc(x)) + x
