@@ -1,0 +1,130 @@
+"""Graded tests for chapter 5, the code after the graph (ch05.4, ch05.5, ch05.6).
+
+The transformed frame must return what the original returns (the same objects where
+the original returns inputs, one object where it returns one object twice: ch05.4) and
+leave every input as the original leaves it, each mutation applied exactly once
+(lists: ch05.5, attributes: ch05.6). Compared with eager PyTorch and torch.compile in
+the same test.
+"""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+import torch
+
+import minidynamo
+from minidynamo.testing import assert_same_as_torch, assert_same_value
+
+from . import programs
+
+
+def identities(result, args):
+    """Which returned items are which arguments, and which items are the same object."""
+    items = list(result) if isinstance(result, tuple) else [result]
+    same_as_argument = [[item is arg for arg in args] for item in items]
+    same_as_item = [[item is other for other in items] for item in items]
+    return same_as_argument, same_as_item
+
+
+def run_both(fn, *args):
+    """Eager and minidynamo on equal copies of the arguments: (eager, ours) pairs."""
+    eager_args, our_args = copy.deepcopy(args), copy.deepcopy(args)
+    eager_result = fn(*eager_args)
+    our_result = minidynamo.compile(fn)(*our_args)
+    return (eager_result, eager_args), (our_result, our_args)
+
+
+# -- ch05.4: PyCodegen.__call__ ------------------------------------------------------------
+
+@pytest.mark.task("ch05.4")
+def test_mixed_return_values():
+    assert_same_as_torch(programs.mixed_return, torch.randn(3), [1, torch.randn(2)],
+                         {"k": torch.randn(2)})
+
+
+@pytest.mark.task("ch05.4")
+@pytest.mark.parametrize("fn, args", [
+    (programs.same_list_twice, (torch.randn(3),)),
+    (programs.return_input_and_new, (torch.randn(3), [1])),
+    (programs.mixed_return, (torch.randn(3), [1, torch.randn(2)], {"k": torch.randn(2)})),
+], ids=lambda value: getattr(value, "__name__", ""))
+def test_returned_objects_keep_their_identity(fn, args):
+    assert_same_as_torch(fn, *args)
+    (eager, eager_args), (ours, our_args) = run_both(fn, *args)
+    assert_same_value(eager, ours)
+    assert identities(ours, our_args) == identities(eager, eager_args)
+
+
+@pytest.mark.task("ch05.4")
+def test_namedtuples_and_constants_are_rebuilt():
+    assert_same_as_torch(programs.named_result, torch.randn(3))
+    assert_same_as_torch(programs.no_tensor_work, torch.randn(3), 4)
+
+
+# -- ch05.5: _replay_list ------------------------------------------------------------------
+
+@pytest.mark.task("ch05.5")
+@pytest.mark.parametrize("fn, make_list", [
+    (programs.append_to_input, lambda: [torch.randn(1)]),
+    (programs.mutate_input_list, lambda: [1, 2, 3]),
+    (programs.append_only, lambda: [0]),
+], ids=lambda value: getattr(value, "__name__", ""))
+def test_list_mutations_are_replayed_once(fn, make_list):
+    assert_same_as_torch(fn, torch.randn(3), make_list())
+
+
+@pytest.mark.task("ch05.5")
+def test_the_same_list_object_is_mutated():
+    x, first = torch.randn(3), torch.randn(2)
+    expected = [first]
+    programs.append_only(x, expected)
+    xs = [first]
+    minidynamo.compile(programs.append_only)(x, xs)
+    assert xs[0] is first
+    assert_same_value(expected, xs)
+
+
+@pytest.mark.task("ch05.5")
+def test_list_and_global_writes_are_replayed_once():
+    def run(compile_fn, x, xs):
+        programs.calls, programs.history[:] = 0, []
+        result = compile_fn(programs.list_and_global)(x, xs)
+        return result, xs, programs.calls, list(programs.history)
+
+    x = torch.randn(3)
+    expected = run(lambda fn: fn, x, [])
+    assert_same_value(expected, run(minidynamo.compile, x, []))
+    assert_same_as_torch(programs.append_to_input, x, [])
+
+
+# -- ch05.6: _replay_attributes ------------------------------------------------------------
+
+@pytest.mark.task("ch05.6")
+def test_attribute_writes_are_replayed():
+    assert_same_as_torch(programs.write_attributes, torch.randn(3), programs.Box())
+
+
+@pytest.mark.task("ch05.6")
+def test_writes_to_two_objects():
+    assert_same_as_torch(programs.write_two_objects, torch.randn(3), programs.Box(),
+                         programs.Box())
+
+
+@pytest.mark.task("ch05.6")
+def test_a_module_that_writes_its_attributes():
+    torch.manual_seed(0)
+    assert_same_as_torch(programs.Counter(), torch.randn(2, 3))
+
+
+@pytest.mark.task("ch05.6")
+def test_the_same_object_is_updated_in_place():
+    box, x = programs.Box(), torch.randn(3)
+    total_before = box.total
+    expected_box = copy.deepcopy(box)
+    expected = programs.write_attributes(x, expected_box)
+    result = minidynamo.compile(programs.write_attributes)(x, box)
+    assert_same_value(expected, result)
+    assert_same_value(vars(expected_box), vars(box))
+    assert box.total is not total_before  # a new tensor, stored on the very same object
