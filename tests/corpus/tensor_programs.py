@@ -667,6 +667,22 @@ def list_input_list_output(items):
     return [item * 2 for item in items]
 
 
+@case([t(2), t(2)])
+def list_items_used_out_of_order(xs):
+    """Placeholders follow first use: xs[1] becomes a graph input before xs[0]."""
+    return xs[0] + xs[1] * 2
+
+
+@case({"a": t(2), "b": t(2)})
+def dict_items_used_out_of_order(d):
+    return d["b"] * d["a"]
+
+
+@case((t(2), t(2)))
+def tuple_items_used_out_of_order(pair):
+    return pair[1] - pair[0]
+
+
 @case({"a": t(2), "b": t(2)})
 def dict_input_dict_output(d):
     return {"sum": d["a"] + d["b"], "diff": d["a"] - d["b"]}
