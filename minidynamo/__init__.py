@@ -2,12 +2,12 @@
 
 Import layering, lowest first; a module imports only from layers below it:
 
-    bytecode -> variables / sources -> translator -> output_graph / side_effects
-    -> resume -> guards -> convert_frame -> backends -> api
+    bytecode -> resume (needs only bytecode) -> variables / sources -> translator
+    -> output_graph / side_effects -> guards -> convert_frame -> backends -> api
 """
 
 from minidynamo import config
-from minidynamo.api import ExplainOutput, OptimizedModule, compile, explain, reset
+from minidynamo.api import ExplainOutput, OptimizedModule, compile, explain, reset, show_code
 from minidynamo.backends import list_backends, lookup_backend, register_backend
 from minidynamo.exc import InternalError, Unsupported
 from minidynamo.logs import set_logs
@@ -15,4 +15,5 @@ from minidynamo.logs import set_logs
 __all__ = [
     "ExplainOutput", "InternalError", "OptimizedModule", "Unsupported", "compile", "config",
     "explain", "list_backends", "lookup_backend", "register_backend", "reset", "set_logs",
+    "show_code",
 ]

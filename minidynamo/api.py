@@ -25,6 +25,7 @@ from minidynamo import convert_frame
 from minidynamo.backends import Backend, lookup_backend
 from minidynamo.exc import Unsupported
 from minidynamo.logs import log
+from minidynamo.resume import resume_cache
 from minidynamo.variables.nn_module import has_hooks
 
 
@@ -102,16 +103,26 @@ def wrap_inline(fn: Callable[..., Any]) -> types.FunctionType:
 
 
 def reset() -> None:
-    """Forget everything minidynamo remembers between calls (for now: its counters)."""
+    """Forget everything minidynamo remembers between calls: counters, resume functions."""
     convert_frame.counters.clear()
+    resume_cache.clear()
 
 
 @dataclass
 class ExplainOutput:
-    """What `explain(fn)(*args)` found, with the fields of `torch._dynamo.explain`'s output."""
+    """What `explain(fn)(*args)` found, with the fields of `torch._dynamo.explain`'s output.
+
+    As in torch 2.13, `graph_break_count` is `graph_count - 1` (so -1 when the
+    whole frame ran eagerly) and the reasons that match torch's `break_reasons`
+    are the breaks at which a partial graph was compiled (`compiled_break_reasons`).
+    `break_reasons` lists every break, those that made a frame run eagerly too.
+    `code_objects` are the transformed frames and the resume functions, in the
+    order they were made (`show_code` turns one into Python source).
+    """
 
     graphs: list[torch.fx.GraphModule] = field(default_factory=list)
     break_reasons: list[Unsupported] = field(default_factory=list)
+    code_objects: list[types.CodeType] = field(default_factory=list)
 
     @property
     def graph_count(self) -> int:
@@ -119,7 +130,11 @@ class ExplainOutput:
 
     @property
     def graph_break_count(self) -> int:
-        return len(self.break_reasons)
+        return self.graph_count - 1
+
+    @property
+    def compiled_break_reasons(self) -> list[Unsupported]:
+        return [reason for reason in self.break_reasons if reason.compiled_graph]
 
     @property
     def ops_per_graph(self) -> list[list[Any]]:
@@ -135,7 +150,7 @@ class ExplainOutput:
                  f"Op Count: {self.op_count}", "Break Reasons:"]
         for index, reason in enumerate(self.break_reasons, 1):
             lines += [f"  Break Reason {index}:", f"    Reason: {reason.reason}", "    User Stack:"]
-            lines += [f"      {frame}" for frame in reason.user_stack]
+            lines += [f"      {frame}" for frame in reversed(reason.user_stack)]
         return "\n".join(lines)
 
 
@@ -148,13 +163,29 @@ def explain(fn: Callable[..., Any]) -> Callable[..., ExplainOutput]:
         def record_graph(gm: torch.fx.GraphModule, example_inputs: list[torch.Tensor]) -> Any:
             return gm.forward
 
-        convert_frame.graph_listeners.append(result.graphs.append)
-        convert_frame.break_listeners.append(result.break_reasons.append)
+        listeners = (
+            (convert_frame.graph_listeners, result.graphs.append),
+            (convert_frame.break_listeners, result.break_reasons.append),
+            (convert_frame.code_listeners, result.code_objects.append),
+        )
+        for registry, listener in listeners:
+            registry.append(listener)
         try:
             compile(fn, backend=record_graph)(*args, **kwargs)
         finally:
-            convert_frame.graph_listeners.remove(result.graphs.append)
-            convert_frame.break_listeners.remove(result.break_reasons.append)
+            for registry, listener in listeners:
+                registry.remove(listener)
         return result
 
     return run
+
+
+def show_code(fn_or_code: Callable[..., Any] | types.CodeType) -> str:
+    """Python source for a code object (a transformed frame, a resume function), by depyf.
+
+    Compare with TorchDynamo's `depyf` integration (`torch._dynamo` bytecode hooks)."""
+    import depyf
+
+    code = getattr(fn_or_code, "_minidynamo_original", fn_or_code)
+    code = getattr(code, "__code__", code)
+    return depyf.decompile(code)

@@ -11,9 +11,13 @@ traces again):
    COPY_FREE_VARS, RESUME) followed by the output instructions;
 4. run it as a function with the original globals, defaults and closure.
 
-On a graph break the frame runs eagerly instead (with a warning), or, with
-`fullgraph=True`, the break is raised. Chapters 6-7 replace the eager fallback
-with partial graphs and resume functions.
+On a graph break (chapters 6-7) the transformed code runs a partial graph,
+the breaking instruction natively, and a resume function, itself called
+through `compile_frame`'s wrapper so that it is compiled as a frame of its
+own. A break found inside a call makes the trace start again, knowing where
+to stop (`RestartAnalysis`). Where no partial graph is possible (a `try`
+block, a loop) the frame runs eagerly instead (with a warning), or, with
+`fullgraph=True`, the break is raised.
 
 TorchDynamo enters frames through PEP 523 (`set_eval_frame`); we enter them
 through the wrapper `compile()` returns, and otherwise do the same.
@@ -25,6 +29,7 @@ Compare with TorchDynamo: `torch/_dynamo/convert_frame.py` (`_compile`,
 from __future__ import annotations
 
 import collections
+import functools
 import inspect
 import sys
 import types
@@ -36,6 +41,7 @@ from minidynamo.exc import InternalError, Unsupported, graph_break
 from minidynamo.logs import graph_breaks_log, log
 from minidynamo.output_graph import Backend, OutputGraph
 from minidynamo.translator import InstructionTranslator
+from minidynamo.translator.breaks import RestartAnalysis
 
 # Statistics, like torch._dynamo.utils.counters; `minidynamo.reset()` clears them.
 counters: collections.Counter[str] = collections.Counter()
@@ -43,6 +49,7 @@ counters: collections.Counter[str] = collections.Counter()
 # Callbacks told about every compiled graph and every graph break (explain() uses them).
 graph_listeners: list[Callable[[Any], None]] = []
 break_listeners: list[Callable[[Unsupported], None]] = []
+code_listeners: list[Callable[[types.CodeType], None]] = []  # transformed codes, resume codes
 
 
 def frame_locals(fn: types.FunctionType, args: tuple, kwargs: dict[str, Any]) -> dict[str, Any]:
@@ -64,17 +71,51 @@ def prologue(code: types.CodeType) -> list[Instruction]:
 
 
 def transform_code(
-    fn: types.FunctionType, f_locals: dict[str, Any], backend: Backend
+    fn: types.FunctionType, f_locals: dict[str, Any], backend: Backend, fullgraph: bool = False
 ) -> tuple[types.CodeType, OutputGraph]:
-    """Trace one call of `fn` (its frame starts with `f_locals`); the transformed code."""
+    """Trace one call of `fn` (its frame starts with `f_locals`); the transformed code.
+
+    A break found inside an instruction restarts the trace with that break
+    planned (TorchDynamo's speculation log), until a trace gets to its end.
+    """
     code = fn.__code__
     if code.co_flags & (inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR):
         graph_break("unsupported Python feature", f"{code.co_name} is a generator or coroutine")
-    output = OutputGraph(fn.__globals__, backend)
-    tracer = InstructionTranslator(code, f_locals, fn.__globals__, fn.__closure__, output)
-    tracer.run()
-    new_code = assemble([*prologue(code), *tracer.output_instructions], code)
-    return new_code, output
+    break_points: dict[int, Unsupported] = {}
+    while True:
+        output = OutputGraph(fn.__globals__, backend)
+        output.frame_compiler = functools.partial(compile_frame, backend=backend, fullgraph=fullgraph)
+        tracer = InstructionTranslator(code, f_locals, fn.__globals__, fn.__closure__, output,
+                                       break_points=break_points, one_graph=fullgraph)
+        try:
+            tracer.run()
+        except RestartAnalysis as restart:
+            break_points[restart.offset] = restart.error
+            continue
+        new_code = assemble([*prologue(code), *tracer.output_instructions], code)
+        return new_code, output
+
+
+def compile_frame(function: Any, *, backend: Backend, fullgraph: bool) -> Any:
+    """What a function called natively after a break runs as: minidynamo's wrapper
+    (so it is compiled as a frame of its own, as PEP 523 makes TorchDynamo do)."""
+    if isinstance(function, types.MethodType):
+        inner = compile_frame(function.__func__, backend=backend, fullgraph=fullgraph)
+        return types.MethodType(inner, function.__self__)
+    if not isinstance(function, types.FunctionType) or is_torch_internal(function):
+        return function
+
+    @functools.wraps(function)
+    def compiled_frame(*args: Any, **kwargs: Any) -> Any:
+        return call_compiled(function, args, kwargs, backend, fullgraph)
+
+    return compiled_frame
+
+
+def is_torch_internal(function: types.FunctionType) -> bool:
+    """torch's own Python code is not compiled as a frame (TorchDynamo's skip files)."""
+    module = function.__globals__.get("__name__", "") or ""
+    return module == "torch" or module.startswith(("torch.", "minidynamo."))
 
 
 def call_compiled(
@@ -86,7 +127,7 @@ def call_compiled(
     except TypeError:  # wrong arguments: let Python raise its own error
         return fn(*args, **kwargs)
     try:
-        new_code, output = transform_code(fn, f_locals, backend)
+        new_code, output = transform_code(fn, f_locals, backend, fullgraph)
     except Unsupported as error:
         report_graph_break(fn, error)
         if fullgraph:
@@ -100,6 +141,8 @@ def call_compiled(
         counters["internal_errors"] += 1
         return fn(*args, **kwargs)
     report_compiled_frame(fn, output)
+    for listener in code_listeners:
+        listener(new_code)
     return run_transformed(fn, new_code, output, args, kwargs)
 
 
@@ -111,12 +154,23 @@ def report_graph_break(fn: types.FunctionType, error: Unsupported) -> None:
     graph_breaks_log.debug("%s", error)
 
 
+def report_partial_graph(fn: types.FunctionType, error: Unsupported) -> None:
+    """A break the frame survived with a partial graph and a resume function (ch 7)."""
+    counters["graph_breaks"] += 1
+    for listener in break_listeners:
+        listener(error)
+    log.info("minidynamo: graph break in %s, compiling a partial graph.\n%s", fn.__qualname__, error)
+    graph_breaks_log.debug("%s", error)
+
+
 def report_compiled_frame(fn: types.FunctionType, output: OutputGraph) -> None:
     counters["frames"] += 1
     if output.compiled_graph is not None:
         counters["graphs"] += 1
         for listener in graph_listeners:
             listener(output.compiled_graph)
+    if output.break_reason is not None:
+        report_partial_graph(fn, output.break_reason)
     if config.verbose:
         graphs = "one graph" if output.compiled_graph is not None else "no graph"
         print(f"minidynamo: compiled {fn.__qualname__} ({graphs})", file=sys.stderr)

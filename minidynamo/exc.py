@@ -120,6 +120,12 @@ CATALOGUE: dict[str, BreakKind] = {
             "catching exceptions while tracing is chapter 8's subject.",
             "Check the attribute name, or use getattr(obj, name, default).",
         ),
+        BreakKind(
+            "GB0016", "graph break in loop",
+            "A graph break inside a for/while loop: a resume function would have to "
+            "run once per iteration, so the whole frame runs eagerly instead.",
+            "Move the breaking code out of the loop, or into a function called in it.",
+        ),
     )
 }
 
@@ -146,6 +152,7 @@ class Unsupported(Exception):
     reason: str  # one line naming the operation and why it fails
     hint: str
     user_stack: list[UserFrame] = field(default_factory=list)  # innermost first
+    compiled_graph: bool = False  # a partial graph was compiled at this break (chapter 7)
 
     def __post_init__(self) -> None:
         super().__init__(self.reason)
@@ -186,3 +193,18 @@ def graph_break(kind: str, reason: str, *, hint: str | None = None) -> NoReturn:
         raise InternalError(f"graph break of unknown kind {kind!r}: {reason}")
     entry = CATALOGUE[kind]
     raise Unsupported(entry, reason, hint or entry.hint)
+
+
+def catalogue_markdown() -> str:
+    """The graph-break catalogue as a Markdown page (chapter 6): one section per kind.
+
+    The docs page is generated from `CATALOGUE`, so it cannot drift from the code."""
+    lines = ["# Graph-break catalogue", "",
+             "Every graph break minidynamo reports names one of these kinds.", "",
+             "| id | kind | hint |", "|---|---|---|"]
+    kinds = sorted(CATALOGUE.values(), key=lambda kind: kind.id)
+    lines += [f"| {kind.id} | {kind.title} | {kind.hint} |" for kind in kinds]
+    for kind in kinds:
+        lines += ["", f"## {kind.id}: {kind.title}", "", kind.explanation, "",
+                  f"**Hint:** {kind.hint}"]
+    return "\n".join(lines) + "\n"

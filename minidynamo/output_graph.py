@@ -40,7 +40,7 @@ from torch._subclasses.fake_tensor import (
 from minidynamo import logs
 from minidynamo.bytecode import Instruction, create_instruction
 from minidynamo.codegen import GRAPH_OUTPUT_LOCAL, PyCodegen
-from minidynamo.exc import graph_break
+from minidynamo.exc import Unsupported, graph_break
 from minidynamo.side_effects import SideEffects
 from minidynamo.sources import Source
 from minidynamo.variables import (
@@ -87,6 +87,9 @@ class OutputGraph:
         self.tracers: list[Translator] = []  # active translators, root first
         self.installed_globals: dict[str, Any] = {}
         self.compiled_graph: torch.fx.GraphModule | None = None
+        self.break_reason: Unsupported | None = None  # set when the frame ends at a break
+        # compiles a function called natively after a break (set by convert_frame, ch 7)
+        self.frame_compiler: Callable[[Any], Any] = lambda function: function
 
     # -- inputs -----------------------------------------------------------------
 
@@ -190,6 +193,11 @@ class OutputGraph:
         self.f_globals[name] = value
         self.installed_globals[name] = value
         return name
+
+    def install_global_as(self, name: str, value: Any) -> None:
+        """Put `value` in the frame's globals under a name chosen by the caller."""
+        self.f_globals[name] = value
+        self.installed_globals[name] = value
 
     # -- the end of the frame ---------------------------------------------------
 

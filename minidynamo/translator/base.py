@@ -169,6 +169,11 @@ class InstructionTranslatorBase(
         """Continue at the instruction `inst` jumps to."""
         self.instruction_pointer = self.index_of[id(inst.target)]
 
+    def break_on_jump(self, inst: Instruction, error: Unsupported, *, keep: bool) -> None:
+        """A jump on a tensor (chapter 6). An inlined frame cannot resume by itself:
+        the break travels to the caller's CALL. The root translator overrides this."""
+        raise error
+
     # -- calls --------------------------------------------------------------------
 
     def call_function(

@@ -1,17 +1,23 @@
-"""Control flow: jumps on constants, loops unrolled by FOR_ITER, RETURN_VALUE (chapter 2).
+"""Control flow: generic_jump, loops unrolled by FOR_ITER, RETURN_VALUE (chapters 2, 6).
 
 The translator follows *one* path through the code. A conditional jump pops
-its condition; if the tracker knows its truth value at trace time (a constant,
-the length of a list, `x is None` on a tensor), the translator simply goes that
-way, and the other branch never appears anywhere. If the truth depends on a
-tensor's data, it cannot know: that is a graph break (chapter 6 turns it into
-two graphs and a resume function).
+its condition and asks `generic_jump` which way to go. The answer depends on
+the *kind* of value, exactly as CPython's `bool()` would find it:
+
+- a constant chooses its branch (`if n > 0` with n an int);
+- a container answers with its length, which its tracker always knows;
+- a user object's `__bool__` (or else `__len__`) is *traced*, inlined like any
+  call, and its result is asked again;
+- a tensor cannot answer: its data is not known while tracing. That is a graph
+  break (kind "data-dependent branch"). The root translator turns it into a
+  partial graph and two resume functions, one per branch (chapter 7,
+  `translator/breaks.py`); an inlined one lets it travel to its caller's CALL.
+
+`x is None` style jumps (POP_JUMP_*_IF_NONE) never need the data: a tensor is
+never None.
 
 Loops are unrolled: GET_ITER makes an iterator tracker; each FOR_ITER asks it
 for the next item and jumps past the loop when it is exhausted.
-
-The jump opcodes are data: `pop_jump_if(condition)` builds the handler of
-each POP_JUMP_* opcode from a small function of the popped value.
 
 Compare with TorchDynamo: `generic_jump`, `jump`, `GET_ITER`, `FOR_ITER` in
 `torch/_dynamo/symbolic_convert.py`.
@@ -22,56 +28,96 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Callable
 
 from minidynamo.bytecode import Instruction
-from minidynamo.exc import graph_break
-from minidynamo.variables import BuiltinVariable, ConstantVariable, VariableTracker
+from minidynamo.exc import Unsupported, graph_break
+from minidynamo.variables import BuiltinVariable, ConstantVariable, TensorVariable, VariableTracker
 from minidynamo.variables.builtins import identity_compare, truth_value
 
 if TYPE_CHECKING:
     from minidynamo.translator.base import Handler, InstructionTranslatorBase
 
-Condition = Callable[["InstructionTranslatorBase", VariableTracker], bool]
+Truth = Callable[[bool], bool]  # the truth value of the condition -> whether to jump
 
 
-def is_true(tx: InstructionTranslatorBase, value: VariableTracker) -> bool:
-    return truth_value(tx, value)
+def data_dependent_branch(value: VariableTracker) -> Unsupported:
+    """The graph break of a jump on a tensor (returned, so the root can handle it)."""
+    try:
+        graph_break(
+            "data-dependent branch",
+            f"generic_jump on {value}: the truth value of a tensor (`if`, `while`, "
+            "`and`, `or`, `not`) depends on its data",
+        )
+    except Unsupported as error:
+        return error
 
 
-def is_false(tx: InstructionTranslatorBase, value: VariableTracker) -> bool:
-    return not truth_value(tx, value)
+def bool_of_user_object(tx: InstructionTranslatorBase, value: VariableTracker) -> VariableTracker:
+    """Trace `value.__bool__()` (or `len(value) != 0`): CPython's rule, inlined."""
+    python_type = value.python_type()
+    if hasattr(python_type, "__bool__"):
+        return value.call_method(tx, "__bool__", [], {})
+    length = value.call_method(tx, "__len__", [], {})
+    return BuiltinVariable(bool).call_function(tx, [length], {})
 
 
-def is_none(tx: InstructionTranslatorBase, value: VariableTracker) -> bool:
-    return identity_compare(value, ConstantVariable(None))
+def condition_value(tx: InstructionTranslatorBase, value: VariableTracker) -> VariableTracker:
+    """The condition reduced to a constant or a tensor: user objects are asked first."""
+    value = value.realize()
+    python_type = value.python_type() if not isinstance(value, TensorVariable) else None
+    is_user_object = (
+        python_type is not None
+        and not value.is_python_constant()
+        and not hasattr(value, "dunder_len")
+        and python_type.__module__ not in ("builtins", "torch")
+        and (hasattr(python_type, "__bool__") or hasattr(python_type, "__len__"))
+    )
+    return bool_of_user_object(tx, value).realize() if is_user_object else value
 
 
-def is_not_none(tx: InstructionTranslatorBase, value: VariableTracker) -> bool:
-    return not identity_compare(value, ConstantVariable(None))
+def generic_jump(jump_if: Truth, *, keep: bool) -> Handler:
+    """The handler of a conditional jump (chapter 6).
 
-
-def pop_jump_if(condition: Condition) -> Handler:
-    """POP_JUMP_*_IF_*: pop the value; jump if `condition` holds for it."""
+    `jump_if(truth)` says whether to jump for the condition's truth value;
+    `keep` is True for JUMP_IF_*_OR_POP, which leave the value on the stack
+    when they jump. A tensor condition is a graph break: the root translator
+    compiles a partial graph and lets the real jump choose a resume function.
+    """
 
     def handler(self: InstructionTranslatorBase, inst: Instruction) -> None:
-        if condition(self, self.pop()):
+        value = self.pop()
+        condition = condition_value(self, value)
+        if isinstance(condition, TensorVariable):
+            error = data_dependent_branch(condition)
+            self.push(value)  # the frame's state at the break, condition on top
+            self.break_on_jump(inst, error, keep=keep)
+            return
+        if jump_if(truth_value(self, condition)):
+            if keep:
+                self.push(value)
             self.jump(inst)
 
     return handler
 
 
-def jump_if_or_pop(condition: Condition) -> Handler:
-    """JUMP_IF_*_OR_POP (`a or b`, `a and b`): keep the value and jump, or pop it."""
+def jump_if_none(is_none: bool) -> Handler:
+    """POP_JUMP_*_IF_NONE / _NOT_NONE: identity, never the data."""
 
     def handler(self: InstructionTranslatorBase, inst: Instruction) -> None:
-        if condition(self, self.stack[-1]):
+        if identity_compare(self.pop(), ConstantVariable(None)) == is_none:
             self.jump(inst)
-        else:
-            self.pop()
 
     return handler
 
 
 def unconditional_jump(self: InstructionTranslatorBase, inst: Instruction) -> None:
     self.jump(inst)
+
+
+def if_true(truth: bool) -> bool:
+    return truth
+
+
+def if_false(truth: bool) -> bool:
+    return not truth
 
 
 class ControlFlowHandlers:
@@ -81,16 +127,16 @@ class ControlFlowHandlers:
     JUMP_BACKWARD = unconditional_jump
     JUMP_BACKWARD_NO_INTERRUPT = unconditional_jump
 
-    POP_JUMP_FORWARD_IF_TRUE = pop_jump_if(is_true)
-    POP_JUMP_BACKWARD_IF_TRUE = pop_jump_if(is_true)
-    POP_JUMP_FORWARD_IF_FALSE = pop_jump_if(is_false)
-    POP_JUMP_BACKWARD_IF_FALSE = pop_jump_if(is_false)
-    POP_JUMP_FORWARD_IF_NONE = pop_jump_if(is_none)
-    POP_JUMP_BACKWARD_IF_NONE = pop_jump_if(is_none)
-    POP_JUMP_FORWARD_IF_NOT_NONE = pop_jump_if(is_not_none)
-    POP_JUMP_BACKWARD_IF_NOT_NONE = pop_jump_if(is_not_none)
-    JUMP_IF_TRUE_OR_POP = jump_if_or_pop(is_true)
-    JUMP_IF_FALSE_OR_POP = jump_if_or_pop(is_false)
+    POP_JUMP_FORWARD_IF_TRUE = generic_jump(if_true, keep=False)
+    POP_JUMP_BACKWARD_IF_TRUE = generic_jump(if_true, keep=False)
+    POP_JUMP_FORWARD_IF_FALSE = generic_jump(if_false, keep=False)
+    POP_JUMP_BACKWARD_IF_FALSE = generic_jump(if_false, keep=False)
+    POP_JUMP_FORWARD_IF_NONE = jump_if_none(True)
+    POP_JUMP_BACKWARD_IF_NONE = jump_if_none(True)
+    POP_JUMP_FORWARD_IF_NOT_NONE = jump_if_none(False)
+    POP_JUMP_BACKWARD_IF_NOT_NONE = jump_if_none(False)
+    JUMP_IF_TRUE_OR_POP = generic_jump(if_true, keep=True)
+    JUMP_IF_FALSE_OR_POP = generic_jump(if_false, keep=True)
 
     def GET_ITER(self: InstructionTranslatorBase, inst: Instruction) -> None:
         self.push(self.pop().get_iterator(self))

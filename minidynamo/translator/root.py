@@ -6,7 +6,10 @@ It differs from the base in where it starts and how it ends:
   (`LazyVariableTracker` with source `L['name']`), and its free variables'
   cells from the function's real closure;
 - its RETURN_VALUE finishes the frame: the OutputGraph compiles the graph and
-  writes the instructions of the transformed code (`output_instructions`).
+  writes the instructions of the transformed code (`output_instructions`);
+- it survives graph breaks (chapters 6-7, `breaks.py`): a break stops the
+  trace with a partial graph and a call of a resume function. `break_points`
+  are the breaks found by an earlier pass of the same frame (offset -> break).
 
 Compare with TorchDynamo: `InstructionTranslator` and its `RETURN_VALUE` /
 `_return` in `torch/_dynamo/symbolic_convert.py`.
@@ -18,8 +21,10 @@ import types
 from typing import TYPE_CHECKING, Any
 
 from minidynamo.bytecode import Instruction, scan
+from minidynamo.exc import Unsupported
 from minidynamo.sources import LocalCellSource, LocalSource
 from minidynamo.translator.base import InstructionTranslatorBase
+from minidynamo.translator.breaks import GraphBreakMixin
 from minidynamo.variables import CellVariable, VariableTracker, new_object_id
 from minidynamo.variables.lazy import LazyVariableTracker
 
@@ -27,7 +32,7 @@ if TYPE_CHECKING:
     from minidynamo.output_graph import OutputGraph
 
 
-class InstructionTranslator(InstructionTranslatorBase):
+class InstructionTranslator(GraphBreakMixin, InstructionTranslatorBase):
     """Traces the compiled frame from its arguments to its RETURN_VALUE."""
 
     def __init__(
@@ -37,6 +42,9 @@ class InstructionTranslator(InstructionTranslatorBase):
         f_globals: dict[str, Any],
         closure: tuple[types.CellType, ...] | None,
         output: OutputGraph,
+        *,
+        break_points: dict[int, Unsupported] | None = None,
+        one_graph: bool = False,
     ) -> None:
         symbolic_locals: dict[str, VariableTracker] = {
             name: LazyVariableTracker(value, output, source=self.local_source(code, name))
@@ -48,6 +56,8 @@ class InstructionTranslator(InstructionTranslatorBase):
         }
         super().__init__(output, code, scan(code), symbolic_locals, f_globals, cells)
         self.output_instructions: list[Instruction] = []
+        self.break_points = dict(break_points or {})
+        self.one_graph = one_graph  # fullgraph=True: every break is an error
 
     @staticmethod
     def local_source(code: types.CodeType, name: str) -> LocalSource:
@@ -65,6 +75,20 @@ class InstructionTranslator(InstructionTranslatorBase):
             tracker = LazyVariableTracker(contents, output, source=LocalSource(name, is_cell=True))
         variable = CellVariable(tracker, source=LocalCellSource(name), object_id=new_object_id())
         return output.side_effects.track_existing(cell, variable)
+
+    def step(self) -> bool:
+        """Run one instruction, or break before it if an earlier pass said so (chapter 7)."""
+        inst = self.instructions[self.instruction_pointer]
+        planned = self.break_points.pop(inst.offset, None)
+        if planned is not None:
+            self.current_instruction = inst
+            self.break_at_instruction(inst, planned)
+            return False
+        try:
+            return super().step() and not self.output_instructions
+        except Unsupported as error:
+            self.restart_at(inst, error)
+            raise
 
     def RETURN_VALUE(self, inst: Instruction) -> None:
         self.return_value = self.pop()

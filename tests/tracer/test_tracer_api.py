@@ -7,6 +7,7 @@ import torch
 import torch._dynamo
 
 import minidynamo
+import minidynamo.testing
 
 
 def breaks(x):
@@ -30,11 +31,28 @@ def test_fullgraph_raises_the_break_with_reason_file_and_line():
     assert "if y.sum() > 0:" in str(error) and "Hint:" in str(error)
 
 
-def test_a_graph_break_falls_back_to_eager_with_a_warning(caplog):
-    with caplog.at_level("WARNING", logger="minidynamo"):
-        result = minidynamo.compile(breaks)(torch.ones(2))
+def breaks_in_try(x):
+    y = x * 2
+    try:
+        if y.sum() > 0:
+            return y + 1
+    except ValueError:
+        pass
+    return y - 1
+
+
+def test_a_graph_break_compiles_a_partial_graph_and_resumes():
+    counter = minidynamo.testing.CompileCounter()
+    result = minidynamo.compile(breaks, backend=counter)(torch.ones(2))
     assert torch.equal(result, torch.full((2,), 3.0))
-    assert "graph break in breaks, running it eagerly" in caplog.text
+    assert counter.frame_count == 2  # the partial graph, then the resume function's
+
+
+def test_a_graph_break_in_a_try_block_falls_back_to_eager_with_a_warning(caplog):
+    with caplog.at_level("WARNING", logger="minidynamo"):
+        result = minidynamo.compile(breaks_in_try)(torch.ones(2))
+    assert torch.equal(result, torch.full((2,), 3.0))
+    assert "graph break in breaks_in_try, running it eagerly" in caplog.text
 
 
 def test_internal_errors_fall_back_unless_strict(caplog):
@@ -67,11 +85,15 @@ def test_explain_reports_graphs_ops_and_breaks():
     )
 
     explained = minidynamo.explain(breaks)(torch.ones(2))
-    assert (
-        explained.graph_break_count == 1 and explained.graph_count == 0
-    )  # no partial graphs yet (ch 6-7)
+    torch._dynamo.reset()
+    reference = torch._dynamo.explain(breaks)(torch.ones(2))
+    assert (explained.graph_count, explained.graph_break_count) == (2, 1)
+    assert (reference.graph_count, reference.graph_break_count) == (2, 1)
     assert "truth value of a tensor" in explained.break_reasons[0].reason
     assert "Graph Break Count: 1" in str(explained)
+
+    explained = minidynamo.explain(breaks_in_try)(torch.ones(2))
+    assert explained.graph_count == 0 and len(explained.break_reasons) == 1
 
 
 @pytest.mark.parametrize("backend", ["eager", "aot_eager"])

@@ -1,0 +1,282 @@
+"""Graph breaks in the compiled frame: a partial graph, the instruction, a resume call (chapters 6-7).
+
+Only the root translator (the frame being compiled) can survive a graph
+break. At a break on instruction I it stops tracing and writes the rest of
+the transformed frame:
+
+    ___graph_out = __compiled_fn_1(...)   the partial graph, stack values among its outputs
+    <side effects recorded so far>        replayed once, before I runs
+    ___stack_N = ..., ___live_x = ...     the frame's state, kept in temporaries
+    <I's operands> I                      I itself, natively (a CALL, or the jump)
+    return __resume_at_K(___stack_0, ..., result, x, ...)
+
+A jump on a tensor (`break_on_jump`) has two continuations: the real jump on
+the real tensor chooses between two resume calls, one per branch target.
+
+A call that fails (print, `.item()`, a break inside an inlined helper) is found
+*during* the trace, after the callee's tracing may already have changed the
+translator's state. So the root translator restarts the trace from scratch,
+knowing where to stop (`RestartAnalysis`, TorchDynamo's speculation log); on
+the second pass it breaks *before* running that instruction. A user function
+called natively there runs through minidynamo's own wrapper (`frame_compiler`),
+so it is compiled as a frame of its own, as PEP 523 makes TorchDynamo do.
+
+Some places cannot be resumed; there the whole frame runs eagerly, as in
+torch.compile: inside a `try`/`with`/`except` block (the resume function would
+need the block's state), in a loop (the resume function would run once per
+iteration), or with `fullgraph=True`.
+
+Compare with TorchDynamo: `break_graph_if_unsupported`, `generic_jump`'s
+`jump_graph_break`, `create_call_resume_at`, `should_compile_partial_graph`,
+`maybe_has_backedge` in `torch/_dynamo/symbolic_convert.py`;
+`OutputGraph.compile_subgraph` in `output_graph.py`.
+"""
+
+from __future__ import annotations
+
+import types
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Callable
+
+from minidynamo.bytecode import Instruction, create_instruction, scan
+from minidynamo.bytecode.opcodes import jump_variant
+from minidynamo.codegen import PyCodegen
+from minidynamo.exc import Unsupported, graph_break
+from minidynamo.resume import ResumeError, live_locals_at, original_location, resume_cache
+from minidynamo.resume.blocks import Blocks
+from minidynamo.variables import NullVariable, VariableTracker
+from minidynamo.variables.functions import BaseUserFunctionVariable
+
+if TYPE_CHECKING:
+    from minidynamo.translator.root import InstructionTranslator
+
+# Instructions a break may stop at (TorchDynamo's `break_graph_if_unsupported`):
+# opname -> (stack slots the instruction consumes, values it pushes).
+BREAK_AT_OPCODES: dict[str, Callable[[Instruction], tuple[int, int]]] = {
+    "CALL": lambda inst: (inst.arg + 2, 1),
+    "CALL_FUNCTION_EX": lambda inst: (3 + (inst.arg & 1), 1),
+    "BINARY_SUBSCR": lambda inst: (2, 1),
+    "STORE_SUBSCR": lambda inst: (3, 0),
+    "STORE_ATTR": lambda inst: (2, 0),
+}
+
+# Kinds of break that give up on the whole frame wherever they happen.
+WHOLE_FRAME_KINDS = frozenset({"inlining too deep", "graph break in loop"})
+
+
+class RestartAnalysis(Exception):
+    """Trace the frame again and break before the instruction at `offset`."""
+
+    def __init__(self, offset: int, error: Unsupported) -> None:
+        super().__init__(f"restart: break at offset {offset}")
+        self.offset = offset
+        self.error = error
+
+
+@dataclass
+class ResumeFunctionMaker:
+    """Called by the generated code with the frame's cells: the compiled resume function."""
+
+    code: types.CodeType
+    f_globals: dict[str, Any]
+    frame_compiler: Callable[[Any], Any]
+
+    def __call__(self, closure: tuple[types.CellType, ...]) -> Any:
+        function = types.FunctionType(self.code, self.f_globals, self.code.co_name, None,
+                                      closure or None)
+        return self.frame_compiler(function)
+
+
+@dataclass
+class FrameState:
+    """The frame's state at a break, each value stored in a temporary of the generated code."""
+
+    stack: list[str | None]  # temporaries, bottom first; None for a NULL slot
+    locals: dict[str, str]  # live local name -> temporary
+
+
+class GraphBreakMixin:
+    """The root translator's handling of graph breaks (chapters 6-7)."""
+
+    # -- may we break here? ---------------------------------------------------------
+
+    def check_can_break(self: InstructionTranslator, inst: Instruction, error: Unsupported) -> None:
+        """Raise (the whole frame then runs eagerly) unless a partial graph is possible."""
+        if self.one_graph or error.kind.title in WHOLE_FRAME_KINDS:
+            raise error
+        if Blocks(self.instructions).enclosing(inst):  # try, with, except: not restorable
+            raise error
+        if self.has_backedge(inst):
+            try:
+                graph_break("graph break in loop",
+                            f"{error.reason} (inside a loop of {self.code.co_name}: skipping the frame)")
+            except Unsupported as loop_error:
+                loop_error.user_stack = list(error.user_stack)
+                raise loop_error from error
+
+    def has_backedge(self: InstructionTranslator, inst: Instruction) -> bool:
+        """TorchDynamo's heuristic: a jump back before `inst` before the next return.
+
+        Asked of the original code (a resume code is laid out differently)."""
+        code, offset = original_location(self.code, inst.offset)
+        instructions = scan(code)
+        start = next(index for index, each in enumerate(instructions) if each.offset == offset)
+        for later in instructions[start + 1:]:
+            if later.opname == "RETURN_VALUE":
+                return False
+            if later.target is not None and later.target.offset < offset:
+                return True
+        return False
+
+    def restart_at(self: InstructionTranslator, inst: Instruction, error: Unsupported) -> None:
+        """A break found while running `inst`: trace again, breaking before it.
+
+        Otherwise the error goes on (the whole frame runs eagerly); `run` then adds
+        this frame's line to it."""
+        if inst.opname not in BREAK_AT_OPCODES:
+            raise error
+        self.check_can_break(inst, error)
+        error.add_user_frame(self.user_frame())
+        raise RestartAnalysis(inst.offset, error)
+
+    # -- breaking at an instruction ---------------------------------------------------
+
+    def break_at_instruction(self: InstructionTranslator, inst: Instruction,
+                             error: Unsupported) -> None:
+        """Partial graph, then `inst` natively, then the resume function after it."""
+        consumed, pushed = BREAK_AT_OPCODES[inst.opname](inst)
+        after = self.instructions[self.index_of[id(inst)] + 1]
+        codegen = self.start_partial_graph(error)
+        state = self.store_state(codegen, list(self.stack), [after])
+        kept, operands = state.stack[:-consumed], state.stack[-consumed:]
+        for temp in operands:
+            self.load_operand(codegen, temp, as_frame=inst.opname == "CALL")
+        codegen.extend(native_copy(inst, self.kw_names))
+        result = [codegen.store_temporary()] if pushed else []
+        self.call_resume(codegen, after, kept + result, state)
+        self.finish_partial_graph(codegen, error)
+
+    def break_on_jump(self: InstructionTranslator, inst: Instruction, error: Unsupported,
+                      *, keep: bool) -> None:
+        """A jump on a tensor: the real jump chooses between two resume functions.
+
+        The condition is on top of the stack (the handler pushed it back)."""
+        self.check_can_break(inst, error)
+        error.add_user_frame(self.user_frame())
+        after, target = self.instructions[self.instruction_pointer], inst.target
+        codegen = self.start_partial_graph(error)
+        state = self.store_state(codegen, list(self.stack), [after, target])
+        kept, condition = state.stack[:-1], state.stack[-1]
+        codegen.append("LOAD_FAST", argval=condition)
+        jump_block = [create_instruction("POP_TOP")] if keep else [create_instruction("NOP")]
+        codegen.append(jump_variant(inst.opname, backward=False), target=jump_block[0])
+        self.call_resume(codegen, after, kept, state)
+        codegen.extend(jump_block)
+        self.call_resume(codegen, target, kept + [condition] * keep, state)
+        self.finish_partial_graph(codegen, error)
+
+    # -- the pieces -------------------------------------------------------------------
+
+    def start_partial_graph(self: InstructionTranslator, error: Unsupported) -> PyCodegen:
+        """A codegen whose first instructions replay the side effects recorded so far."""
+        self.output.break_reason = error
+        codegen = PyCodegen(self.output)
+        self.store_own_cells(codegen)
+        self.output.side_effects.codegen_replay(codegen)
+        return codegen
+
+    def store_own_cells(self: InstructionTranslator, codegen: PyCodegen) -> None:
+        """The frame's own cells (MAKE_CELL) are real cells of the transformed frame:
+        fill them, and rebuild every reference to them as that very cell, so that
+        closures made before the break and the resume function share them."""
+        for name in self.code.co_cellvars:
+            cell = self.cells.get(name)
+            if cell is None or cell.source is not None:
+                continue
+            cell = self.output.side_effects.latest(cell)
+            if cell.contents is not None:
+                codegen(cell.contents)
+                codegen.append("STORE_DEREF", argval=name)
+            codegen.append("LOAD_CLOSURE", argval=name)
+            codegen.cached_objects[cell.object_id] = codegen.store_temporary()
+
+    def finish_partial_graph(self: InstructionTranslator, codegen: PyCodegen,
+                             error: Unsupported) -> None:
+        """Compile the graph (its outputs are what the codegen loaded) and stop tracing."""
+        graph_call = self.output.call_graph(codegen.graph_outputs)
+        self.output_instructions = [*graph_call, *codegen.instructions]
+        error.compiled_graph = self.output.compiled_graph is not None
+
+    def store_state(self: InstructionTranslator, codegen: PyCodegen,
+                    stack: list[VariableTracker], resume_at: list[Instruction]) -> FrameState:
+        """Rebuild each stack value and each live local into a temporary."""
+        stack_temps: list[str | None] = []
+        self.state_values: dict[str, VariableTracker] = {}
+        for value in stack:
+            if isinstance(value, NullVariable):
+                stack_temps.append(None)
+            else:
+                codegen(value)
+                stack_temps.append(codegen.store_temporary())
+                self.state_values[stack_temps[-1]] = value.realize()
+        names: list[str] = []
+        for inst in resume_at:
+            names += [name for name in self.live_locals(inst) if name not in names]
+        local_temps = {}
+        for name in names:
+            codegen(self.symbolic_locals[name])
+            local_temps[name] = codegen.store_temporary()
+        return FrameState(stack_temps, local_temps)
+
+    def live_locals(self: InstructionTranslator, inst: Instruction) -> list[str]:
+        """The bound locals the code may read from `inst` on (`live_locals_at` order)."""
+        names = live_locals_at(self.code, inst.offset)
+        return [name for name in names if name in self.symbolic_locals
+                and not isinstance(self.symbolic_locals[name], NullVariable)]
+
+    def call_resume(self: InstructionTranslator, codegen: PyCodegen, inst: Instruction,
+                    stack: list[str | None], state: FrameState) -> None:
+        """`return __resume_at_K(*stack, *live locals)`, the function made with the frame's cells."""
+        live = self.live_locals(inst)
+        null_slots = [index for index, temp in enumerate(stack) if temp is None]
+        try:
+            entry = resume_cache.lookup(self.code, inst.offset, len(stack), live,
+                                        null_slots=null_slots)
+        except ResumeError as error:
+            graph_break("unsupported Python feature", f"cannot resume here: {error}")
+        maker = ResumeFunctionMaker(entry.code, self.f_globals, self.output.frame_compiler)
+        global_name = f"__minidynamo{entry.name}"  # not torch.compile's own __resume_at_*
+        self.output.install_global_as(global_name, maker)
+        codegen.append("PUSH_NULL")  # below the resume function, for the last CALL
+        codegen.append("LOAD_GLOBAL", argval=global_name, arg=1)  # NULL, maker
+        for name in entry.code.co_freevars:
+            codegen.append("LOAD_CLOSURE", argval=name)
+        codegen.append("BUILD_TUPLE", arg=len(entry.code.co_freevars))
+        codegen.call_function(1)  # NULL, resume function
+        arguments = [temp for temp in stack if temp is not None]
+        arguments += [state.locals[name] for name in live]
+        for temp in arguments:
+            codegen.append("LOAD_FAST", argval=temp)
+        codegen.call_function(len(arguments))
+        codegen.append("RETURN_VALUE")
+
+    def load_operand(self: InstructionTranslator, codegen: PyCodegen, temp: str | None,
+                     *, as_frame: bool) -> None:
+        """Push an operand of the breaking instruction back. A called user function goes
+        through minidynamo's wrapper, so it is compiled as a frame of its own."""
+        if temp is None:
+            return codegen.append("PUSH_NULL")
+        if not (as_frame and isinstance(self.state_values[temp], BaseUserFunctionVariable)):
+            return codegen.append("LOAD_FAST", argval=temp)
+        codegen.load_callable(self.output.frame_compiler)
+        codegen.append("LOAD_FAST", argval=temp)
+        codegen.call_function(1)
+
+
+def native_copy(inst: Instruction, kw_names: tuple[str, ...]) -> list[Instruction]:
+    """The breaking instruction, to run natively (a CALL with its KW_NAMES and PRECALL)."""
+    if inst.opname != "CALL":
+        return [create_instruction(inst.opname, arg=inst.arg, argval=inst.argval)]
+    keywords = [create_instruction("KW_NAMES", argval=kw_names)] if kw_names else []
+    return [*keywords, create_instruction("PRECALL", arg=inst.arg),
+            create_instruction("CALL", arg=inst.arg)]

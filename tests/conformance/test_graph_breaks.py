@@ -1,0 +1,76 @@
+"""Graph breaks (chapters 6-7): minidynamo against torch.compile on the break corpus.
+
+For every program of ``tests/corpus/graph_breaks.py``:
+
+* ``compare_runs`` finds no difference: same graph count (partial graphs and
+  resume functions included), placeholders, ops per graph and their arguments;
+  outputs equal to eager's; inputs after the call equal to eager's (side effects
+  applied exactly once);
+* ``explain`` agrees with ``torch._dynamo.explain``: graph count, break count, one
+  reason per partial graph, of the same kind (a branch or a call), at the same
+  user lines; every break reason names the user's file and line.
+
+Cases tagged ``known_gap`` may differ (see the corpus docstring); never silently.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import pytest
+import torch
+from corpus import graph_breaks
+from corpus.references import calls_of, tensor_reference
+
+import minidynamo
+from minidynamo.testing import compare_runs, run_minidynamo
+
+CASES = graph_breaks.CASES
+CORPUS_FILE = graph_breaks.__file__
+
+pytestmark = pytest.mark.timeout(60)
+
+
+def marks(case):
+    if "known_gap" in case.tags:
+        return [pytest.mark.xfail(reason="a known gap: see the corpus docstring", strict=False)]
+    return []
+
+
+PARAMS = [pytest.param(case, id=case.id, marks=marks(case)) for case in CASES]
+
+
+@functools.cache
+def torch_explain(case):
+    torch._dynamo.reset()
+    return torch._dynamo.explain(case.fn)(*case.args, **case.kwargs)
+
+
+def break_family(reason: str) -> str:
+    """A branch on a tensor, or a call that cannot be traced: the two kinds both report."""
+    branch = ("generic_jump", "data-dependent branch", "Data-dependent branching")
+    return "branch" if any(word in reason for word in branch) else "call"
+
+
+@pytest.mark.parametrize("case", PARAMS)
+def test_same_graphs_values_and_side_effects_as_torch(case):
+    reference = tensor_reference(case)
+    candidate = run_minidynamo(case.fn, calls_of(case), strict=True)
+    comparison = compare_runs(reference.eager, reference.torch, candidate, case.id)
+    assert comparison.ok, comparison.report()
+
+
+@pytest.mark.parametrize("case", PARAMS)
+def test_explain_matches_torch(case):
+    theirs = torch_explain(case)
+    minidynamo.reset()
+    with minidynamo.config.patch(strict=True):
+        mine = minidynamo.explain(case.fn)(*case.args, **case.kwargs)
+    assert (mine.graph_count, mine.graph_break_count) == (theirs.graph_count, theirs.graph_break_count)
+    assert len(mine.compiled_break_reasons) == len(theirs.break_reasons)
+    for my_reason, their_reason in zip(mine.compiled_break_reasons, theirs.break_reasons):
+        assert break_family(my_reason.reason) == break_family(their_reason.reason)
+        my_lines = [frame.lineno for frame in reversed(my_reason.user_stack)]
+        assert my_lines == [frame.lineno for frame in their_reason.user_stack]
+    for reason in mine.break_reasons:
+        assert reason.user_stack and reason.filename == CORPUS_FILE and reason.lineno
