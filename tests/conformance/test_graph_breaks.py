@@ -33,7 +33,7 @@ pytestmark = pytest.mark.timeout(60)
 
 def marks(case):
     if "known_gap" in case.tags:
-        return [pytest.mark.xfail(reason="a known gap: see the corpus docstring", strict=False)]
+        return [pytest.mark.xfail(reason="a known gap: see the corpus docstring", strict=True)]
     return []
 
 
