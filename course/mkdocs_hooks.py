@@ -1,11 +1,12 @@
 """Chapter macros for the course site: the text includes real code and is executed.
 
-A chapter is Markdown plus four things this hook expands before mkdocs renders it:
+A chapter is Markdown plus the things this hook expands before mkdocs renders it:
 
     {{ code("module:qualname") }}   the object's source from the package, with its file
     {{ code("module") }}            and line numbers (a whole module without ":")
     {{ dis("module:qualname") }}    the function's `dis` listing, generated at build time
     {{ exercises("chNN") }}         the chapter's tasks, read from exercises/chNN/manifest.toml
+    {{ catalogue() }}               the graph-break catalogue, from minidynamo.exc (chapter 6)
     ```python exec                  a runnable example: shown as Python, executed at build
     ...                             time (one namespace per page, in order), its output
     ```                             appended below it
@@ -203,7 +204,37 @@ def exercises(chapter: str, root: Path = ROOT) -> str:
     return f'!!! example "Exercises: {title}"\n\n' + textwrap.indent(body, "    ") + "\n"
 
 
-MACROS = {"code": code, "dis": dis_listing, "exercises": exercises}
+def catalogue(root: Path = ROOT) -> str:
+    """The graph-break catalogue page (chapter 6), generated from `minidynamo.exc.CATALOGUE`.
+
+    The package's own `catalogue_markdown()` writes it when the package has one; else
+    the page is rendered here from the catalogue's entries. Either way it is the data
+    the breaks are raised with, so the page cannot drift from the code."""
+    try:
+        exc = importlib.import_module("minidynamo.exc")
+    except ImportError as error:
+        raise DocsError(f"catalogue(): cannot import minidynamo.exc ({error})") from None
+    if not getattr(exc, "CATALOGUE", None):
+        raise DocsError("catalogue(): minidynamo.exc has no CATALOGUE")
+    generate = getattr(exc, "catalogue_markdown", None)
+    text = generate() if callable(generate) else _catalogue_from_entries(exc.CATALOGUE)
+    if not text.lstrip().startswith("# "):
+        text = "# Graph-break catalogue\n\n" + text
+    return text.rstrip("\n") + "\n"
+
+
+def _catalogue_from_entries(entries: dict) -> str:
+    kinds = sorted(entries.values(), key=lambda kind: kind.id)
+    cell = lambda text: str(text).replace("|", "&#124;")  # noqa: E731
+    lines = ["| id | kind | hint |", "|---|---|---|"]
+    lines += [f"| {kind.id} | {cell(kind.title)} | {cell(kind.hint)} |" for kind in kinds]
+    for kind in kinds:
+        lines += ["", f"## {kind.id}: {kind.title}", "", kind.explanation, "", f"**Hint:** {kind.hint}"]
+    return "\n".join(lines) + "\n"
+
+
+MACROS = {"code": code, "dis": dis_listing, "exercises": exercises, "catalogue": catalogue}
+NO_ARGUMENT_MACROS = {"catalogue"}  # written `{{ catalogue() }}`
 
 
 def resolve(target: str) -> object:
@@ -227,16 +258,26 @@ def call_macro(call: str, root: Path = ROOT) -> str:
         node = ast.parse(call.strip(), mode="eval").body
     except SyntaxError:
         node = None
+    if (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id in NO_ARGUMENT_MACROS
+        and not node.args
+        and not node.keywords
+    ):
+        return MACROS[node.func.id](root)
     if not (
         isinstance(node, ast.Call)
         and isinstance(node.func, ast.Name)
         and node.func.id in MACROS
+        and node.func.id not in NO_ARGUMENT_MACROS
         and len(node.args) == 1
         and not node.keywords
         and isinstance(node.args[0], ast.Constant)
         and isinstance(node.args[0].value, str)
     ):
-        names = ", ".join(f'{name}("...")' for name in MACROS)
+        names = ", ".join(f'{name}()' if name in NO_ARGUMENT_MACROS else f'{name}("...")'
+                          for name in MACROS)
         raise DocsError(f"unknown macro {{{{{call}}}}}; the macros are {names}")
     return MACROS[node.func.id](node.args[0].value, root)
 

@@ -1,19 +1,21 @@
-"""minidynamo: a readable TorchDynamo, built one chapter at a time.
+"""minidynamo: a readable TorchDynamo, built one chapter at a time (chapter 0).
 
-Import layering, lowest first; a module imports only from layers below it:
+Import layering, lowest first; a module imports only from its layer or the ones below
+(ARCHITECTURE.md; `tests/test_package_style.py` checks it):
 
-    bytecode -> resume (needs only bytecode) -> variables / sources -> translator
-    -> output_graph / side_effects -> guards -> convert_frame -> backends -> api
+    config / logs / polyfills -> bytecode -> resume (needs only bytecode) -> exc
+    -> variables / sources -> codegen -> translator -> output_graph / side_effects
+    -> convert_frame -> backends -> api
 """
 
 from minidynamo import config
 from minidynamo.api import ExplainOutput, OptimizedModule, compile, explain, reset, show_code
 from minidynamo.backends import list_backends, lookup_backend, register_backend
-from minidynamo.exc import InternalError, Unsupported
+from minidynamo.exc import BackendCompilerFailed, InternalError, Unsupported
 from minidynamo.logs import set_logs
 
 __all__ = [
-    "ExplainOutput", "InternalError", "OptimizedModule", "Unsupported", "compile", "config",
+    "BackendCompilerFailed", "ExplainOutput", "InternalError", "OptimizedModule", "Unsupported", "compile", "config",
     "explain", "list_backends", "lookup_backend", "register_backend", "reset", "set_logs",
     "show_code",
 ]

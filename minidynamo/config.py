@@ -1,4 +1,4 @@
-"""Settings of minidynamo, as plain module attributes (used by every chapter).
+"""Settings of minidynamo, as plain module attributes (chapter 0; used by every chapter).
 
 Read them as `config.strict`; change them for a block with `config.patch(...)`:
 
@@ -18,6 +18,10 @@ from typing import Any, Iterator
 # Raise internal errors instead of falling back to eager. Graded tests use it so
 # that a stub cannot pass by falling back.
 strict: bool = False
+
+# When the backend fails to compile a graph, run the frame eagerly (with a warning)
+# instead of raising BackendCompilerFailed; torch._dynamo.config.suppress_errors.
+suppress_errors: bool = False
 
 # Print a line for every compiled frame and every graph break.
 verbose: bool = False

@@ -31,16 +31,18 @@ from __future__ import annotations
 import collections
 import functools
 import inspect
+import logging
 import sys
 import types
 from typing import Any, Callable
 
 from minidynamo import config
 from minidynamo.bytecode import Instruction, assemble, scan
-from minidynamo.exc import InternalError, Unsupported, graph_break
+from minidynamo.exc import BackendCompilerFailed, InternalError, Unsupported, graph_break
 from minidynamo.logs import graph_breaks_log, log
 from minidynamo.output_graph import Backend, OutputGraph
 from minidynamo.translator import InstructionTranslator
+from minidynamo.variables.ctx_manager import restoring_grad_mode
 from minidynamo.translator.breaks import RestartAnalysis
 
 # Statistics, like torch._dynamo.utils.counters; `minidynamo.reset()` clears them.
@@ -83,12 +85,13 @@ def transform_code(
         graph_break("unsupported Python feature", f"{code.co_name} is a generator or coroutine")
     break_points: dict[int, Unsupported] = {}
     while True:
-        output = OutputGraph(fn.__globals__, backend)
+        output = OutputGraph(fn.__globals__, backend, frame_name=fn.__qualname__)
         output.frame_compiler = functools.partial(compile_frame, backend=backend, fullgraph=fullgraph)
         tracer = InstructionTranslator(code, f_locals, fn.__globals__, fn.__closure__, output,
                                        break_points=break_points, one_graph=fullgraph)
         try:
-            tracer.run()
+            with restoring_grad_mode():  # tracing a `with torch.no_grad()` flips the real mode
+                tracer.run()
         except RestartAnalysis as restart:
             break_points[restart.offset] = restart.error
             continue
@@ -128,10 +131,20 @@ def call_compiled(
         return fn(*args, **kwargs)
     try:
         new_code, output = transform_code(fn, f_locals, backend, fullgraph)
-    except Unsupported as error:
-        report_graph_break(fn, error)
+    except Unsupported as error:  # no partial graph possible (or fullgraph=True)
         if fullgraph:
+            report_graph_break(fn, error, "raising it (fullgraph=True)")
             raise
+        report_graph_break(fn, error, "running it eagerly", level=logging.WARNING)
+        return fn(*args, **kwargs)
+    except BackendCompilerFailed as error:  # the graph was fine, its compiler was not
+        if not config.suppress_errors:
+            raise
+        log.warning(
+            "minidynamo: backend %r failed on %s, running it eagerly (config.suppress_errors): %r",
+            error.backend_name, fn.__qualname__, error.inner_exception,
+        )
+        counters["backend_failures"] += 1
         return fn(*args, **kwargs)
     except Exception as error:  # a bug in minidynamo, not in the user's code
         if config.strict:
@@ -146,20 +159,15 @@ def call_compiled(
     return run_transformed(fn, new_code, output, args, kwargs)
 
 
-def report_graph_break(fn: types.FunctionType, error: Unsupported) -> None:
+def report_graph_break(
+    fn: types.FunctionType, error: Unsupported, outcome: str, *, level: int = logging.INFO
+) -> None:
+    """Count a break, tell the listeners, and log it with what happens to the frame:
+    "running it eagerly", "compiling a partial graph" (chapter 7), "raising it"."""
     counters["graph_breaks"] += 1
     for listener in break_listeners:
         listener(error)
-    log.warning("minidynamo: graph break in %s, running it eagerly.\n%s", fn.__qualname__, error)
-    graph_breaks_log.debug("%s", error)
-
-
-def report_partial_graph(fn: types.FunctionType, error: Unsupported) -> None:
-    """A break the frame survived with a partial graph and a resume function (ch 7)."""
-    counters["graph_breaks"] += 1
-    for listener in break_listeners:
-        listener(error)
-    log.info("minidynamo: graph break in %s, compiling a partial graph.\n%s", fn.__qualname__, error)
+    log.log(level, "minidynamo: graph break in %s, %s.\n%s", fn.__qualname__, outcome, error)
     graph_breaks_log.debug("%s", error)
 
 
@@ -169,8 +177,10 @@ def report_compiled_frame(fn: types.FunctionType, output: OutputGraph) -> None:
         counters["graphs"] += 1
         for listener in graph_listeners:
             listener(output.compiled_graph)
-    if output.break_reason is not None:
-        report_partial_graph(fn, output.break_reason)
+    if output.break_reason is not None:  # the frame survived the break (chapter 7)
+        compiled = output.break_reason.compiled_graph  # False: no tensor op before the break
+        outcome = "compiling a partial graph" if compiled else "no graph before it"
+        report_graph_break(fn, output.break_reason, f"{outcome}, then resuming after it")
     if config.verbose:
         graphs = "one graph" if output.compiled_graph is not None else "no graph"
         print(f"minidynamo: compiled {fn.__qualname__} ({graphs})", file=sys.stderr)

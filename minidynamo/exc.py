@@ -12,14 +12,20 @@ pointing at the user's code, innermost frame first.
 `InternalError` is different: it means minidynamo itself is wrong. The frame
 converter falls back to eager on it (with a warning) unless `config.strict`.
 
-Compare with TorchDynamo: `torch/_dynamo/exc.py` (`Unsupported`, `unimplemented`)
-and `graph_break_registry.json`, whose `gb_type` ids play the role of ours.
+`BackendCompilerFailed` is neither: the graph was captured, but the backend
+(the `(gm, example_inputs)` callable) raised while compiling it. As in
+torch.compile it reaches the user, naming the backend and the frame, with the
+backend's own exception chained; `config.suppress_errors` runs the frame
+eagerly instead.
+
+Compare with TorchDynamo: `torch/_dynamo/exc.py` (`Unsupported`, `unimplemented`,
+`BackendCompilerFailed`) and `graph_break_registry.json`, whose `gb_type` ids play the role of ours.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import NoReturn
+from typing import Any, NoReturn
 
 
 @dataclass(frozen=True)
@@ -181,6 +187,22 @@ class Unsupported(Exception):
 
 class InternalError(Exception):
     """minidynamo itself is wrong (not the user's code): a bug to report."""
+
+
+class BackendCompilerFailed(RuntimeError):
+    """The backend raised while compiling a captured graph (a RuntimeError, as torch's).
+
+    The backend's exception is chained (`__cause__`) and kept as `inner_exception`."""
+
+    def __init__(self, backend: Any, frame_name: str, inner_exception: Exception) -> None:
+        self.backend_name = getattr(backend, "__name__", repr(backend))
+        self.frame_name = frame_name
+        self.inner_exception = inner_exception
+        super().__init__(
+            f"backend={self.backend_name!r} raised:\n"  # torch's first line, word for word
+            f"{type(inner_exception).__name__}: {inner_exception}\n"
+            f"while compiling the graph captured from {frame_name}"
+        )
 
 
 def graph_break(kind: str, reason: str, *, hint: str | None = None) -> NoReturn:

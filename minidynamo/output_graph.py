@@ -14,16 +14,18 @@ operation, wherever it is traced, lands in the same `fx.Graph`:
 - `compile_subgraph` finishes the frame: it writes the code after the graph
   (PyCodegen: return value and side effects), sets the graph's outputs,
   compiles the graph with the backend exactly as torch.compile calls it,
-  `backend(gm, example_inputs)`, installs the result as the global
+  `backend(gm, example_inputs)` (a failure there raises `BackendCompilerFailed`
+  naming the backend and the frame), installs the result as the global
   `__compiled_fn_N` and returns the instructions of the transformed frame.
 
 Compare with TorchDynamo: `torch/_dynamo/output_graph.py` (`OutputGraph`,
 `SubgraphTracer.create_graph_input`, `compile_subgraph`,
-`compile_and_call_fx_graph`) and `utils.py::get_fake_value`.
+`compile_and_call_fx_graph`, `call_user_compiler`) and `utils.py::get_fake_value`.
 """
 
 from __future__ import annotations
 
+import functools
 import itertools
 import operator
 from dataclasses import dataclass
@@ -40,7 +42,7 @@ from torch._subclasses.fake_tensor import (
 from minidynamo import logs
 from minidynamo.bytecode import Instruction, create_instruction
 from minidynamo.codegen import GRAPH_OUTPUT_LOCAL, PyCodegen
-from minidynamo.exc import Unsupported, graph_break
+from minidynamo.exc import BackendCompilerFailed, Unsupported, graph_break
 from minidynamo.side_effects import SideEffects
 from minidynamo.sources import Source
 from minidynamo.variables import (
@@ -54,6 +56,7 @@ from minidynamo.variables import (
     new_object_id,
     replace_version,
 )
+from minidynamo.variables.ctx_manager import remove_grad_mode_toggles
 from minidynamo.variables.tensor import contains_tensor
 
 if TYPE_CHECKING:
@@ -76,12 +79,14 @@ class GraphInput:
 class OutputGraph:
     """The graph of one frame, its inputs, its side effects, and its compilation."""
 
-    def __init__(self, f_globals: dict[str, Any], backend: Backend) -> None:
+    def __init__(
+        self, f_globals: dict[str, Any], backend: Backend, frame_name: str = "<frame>"
+    ) -> None:
         self.graph = torch.fx.Graph()
         self.fake_mode = FakeTensorMode()  # static shapes: no ShapeEnv
         self.side_effects = SideEffects(self)
         self.f_globals = f_globals  # the root frame's globals
-        self.backend = backend
+        self.backend = reporting_failures(backend, frame_name)
         self.graph_inputs: list[GraphInput] = []
         self.realized_inputs: dict[Source, VariableTracker] = {}  # lazy inputs, by source
         self.tracers: list[Translator] = []  # active translators, root first
@@ -225,7 +230,8 @@ class OutputGraph:
         """Finish and compile the graph; the instructions that call it (none if empty)."""
         self.graph.output(tuple(outputs))
         self.remove_unused_nodes()
-        if not any(node.op.startswith("call_") for node in self.graph.nodes):
+        remove_grad_mode_toggles(self.graph)  # a block entered just before a break
+        if not outputs and not any(node.op.startswith("call_") for node in self.graph.nodes):
             return []  # nothing for a backend to do: no graph, as in torch.compile
         gm = torch.fx.GraphModule(torch.nn.Module(), self.graph)
         name = f"__compiled_fn_{next(_global_names)}"
@@ -255,6 +261,20 @@ class OutputGraph:
             if not graph_input.node.users:
                 self.graph.erase_node(graph_input.node)
                 self.graph_inputs.remove(graph_input)
+
+
+def reporting_failures(backend: Backend, frame_name: str) -> Backend:
+    """`backend`, except that an exception it raises becomes `BackendCompilerFailed`
+    naming the backend and the frame (TorchDynamo's `call_user_compiler`)."""
+
+    @functools.wraps(backend)
+    def call_backend(gm: torch.fx.GraphModule, example_inputs: list[torch.Tensor]) -> Any:
+        try:
+            return backend(gm, example_inputs)
+        except Exception as error:
+            raise BackendCompilerFailed(backend, frame_name, error) from error
+
+    return call_backend
 
 
 def is_mutating(kind: str, target: Any) -> bool:

@@ -235,6 +235,9 @@ def _describe(expected: Any, actual: Any, path: str, seen: set) -> str | None:
 
 
 def _describe_tensor(expected: torch.Tensor, actual: torch.Tensor, path: str) -> str | None:
+    if expected.requires_grad != actual.requires_grad:  # e.g. a lost `with torch.no_grad()`
+        return (f"{path}: expected requires_grad={expected.requires_grad}, "
+                f"got requires_grad={actual.requires_grad}")
     try:
         torch.testing.assert_close(actual, expected, equal_nan=True, check_stride=False)
     except AssertionError as error:

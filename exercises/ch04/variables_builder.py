@@ -29,6 +29,7 @@ from minidynamo.sources import AttrSource, GetItemSource, Source
 from minidynamo.variables.base import VariableTracker, new_object_id
 from minidynamo.variables.builtins import BuiltinVariable, is_builtin
 from minidynamo.variables.constant import ConstantVariable, is_constant_value
+from minidynamo.variables.ctx_manager import GradModeClassVariable, GradModeVariable, is_grad_mode_class, is_grad_mode_object
 from minidynamo.variables.dicts import ConstDictVariable, SetVariable
 from minidynamo.variables.functions import CellVariable, UserFunctionVariable, UserMethodVariable
 from minidynamo.variables.lazy import LazyVariableTracker

@@ -41,6 +41,7 @@ from minidynamo.resume.origins import ResumeError, original_location
 # The 3.11 compiler's handler shapes, recognised by their first instructions.
 WITH_HANDLER = ("PUSH_EXC_INFO", "WITH_EXCEPT_START")   # calls __exit__(exc)
 EXCEPTION_CLEANUP = ("COPY", "POP_EXCEPT")              # leaves an except/finally body
+NORMAL_EXIT = (("LOAD_CONST", None),) * 3 + (("PRECALL", 2), ("CALL", 2))  # __exit__(None x3)
 
 # Instructions that cannot raise, which the compiler leaves out of the
 # exception table even inside a block: a NOP marking a line, a plain jump.
@@ -127,6 +128,26 @@ class Blocks:
         """`with` blocks around `target`: the slot of each one's `__exit__` -> its entry."""
         return {entry.depth - 1: entry for entry in self.enclosing(target)
                 if self.starts_with(entry.target, WITH_HANDLER)}
+
+    def finished_with_entries(self, target: Instruction) -> dict[int, InstructionExceptionEntry]:
+        """The `with` block that `target` leaves on the normal path: slot -> its entry.
+
+        `target` is the start of a block's normal exit (`__exit__(None, None, None)`,
+        e.g. the jump target of an `if` at the end of the body): outside the
+        body's exception-table range, yet the block's `__exit__` is still on the
+        stack. The block is the nearest one opened before `target`."""
+        start = self.indexes[id(target)]
+        while self.instructions[start].opname == "NOP":
+            start += 1
+        exit_call = self.instructions[start:start + len(NORMAL_EXIT)]
+        if [(each.opname, each.argval) for each in exit_call] != list(NORMAL_EXIT):
+            return {}
+        for index in range(start - 1, 0, -1):  # back from the exit, to the nearest opening
+            before, entry = self.instructions[index - 1], self.instructions[index].exn_tab_entry
+            if (before.opname == "BEFORE_WITH" and entry is not None
+                    and self.starts_with(entry.target, WITH_HANDLER)):
+                return {entry.depth - 1: entry}
+        return {}
 
     def exception_slots(self, target: Instruction) -> list[int]:
         """Slots where the `except`/`finally` bodies around `target` saved an exception."""

@@ -287,7 +287,8 @@ def resume_code_fields(code: CodeType, point: ResumePoint, line: int) -> dict[st
 def build_prologue(code: CodeType, blocks: Blocks, target: Instruction,
                    point: ResumePoint) -> list[Instruction]:
     """Check the special slots around `target` and build the prologue for them."""
-    with_entries = blocks.with_entries(target)
+    # the blocks around `target`; at a block's normal exit, the block just left
+    with_entries = {**blocks.finished_with_entries(target), **blocks.with_entries(target)}
     exception_slots = blocks.exception_slots(target)
     check_special_slots(point, with_entries, exception_slots)
     reentries = {block.stack_index: blocks.before_with(with_entries[block.stack_index].target)

@@ -43,6 +43,7 @@ from minidynamo.translator.control_flow import ControlFlowHandlers
 from minidynamo.translator.loads_stores import LoadStoreHandlers
 from minidynamo.translator.operators import OperatorHandlers
 from minidynamo.translator.stack_ops import StackHandlers
+from minidynamo.translator.with_blocks import WithBlockHandlers
 from minidynamo.variables import VariableTracker, replace_version
 from minidynamo.variables.functions import BaseUserFunctionVariable
 
@@ -87,6 +88,7 @@ class InstructionTranslatorBase(
     ContainerHandlers,
     CallHandlers,
     ControlFlowHandlers,
+    WithBlockHandlers,
     metaclass=BytecodeDispatchTableMeta,
 ):
     """Runs one frame's bytecode symbolically: a stack and locals of VariableTrackers.

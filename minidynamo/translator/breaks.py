@@ -21,10 +21,14 @@ the second pass it breaks *before* running that instruction. A user function
 called natively there runs through minidynamo's own wrapper (`frame_compiler`),
 so it is compiled as a frame of its own, as PEP 523 makes TorchDynamo do.
 
-Some places cannot be resumed; there the whole frame runs eagerly, as in
-torch.compile: inside a `try`/`with`/`except` block (the resume function would
-need the block's state), in a loop (the resume function would run once per
-iteration), or with `fullgraph=True`.
+Inside `with torch.no_grad()` (and the other grad-mode blocks) the frame
+survives too: the partial graph leaves the blocks before it ends, the breaking
+instruction runs inside fresh copies of them, and the resume function enters
+them again (`with_blocks.py`, chapter 8). Other places cannot be resumed; there
+the whole frame runs eagerly, as in torch.compile: inside a `try`/`except`
+block or another `with` (the resume function would need the block's state), in
+a loop (the resume function would run once per iteration), or with
+`fullgraph=True`.
 
 Compare with TorchDynamo: `break_graph_if_unsupported`, `generic_jump`'s
 `jump_graph_break`, `create_call_resume_at`, `should_compile_partial_graph`,
@@ -43,8 +47,10 @@ from minidynamo.bytecode.opcodes import jump_variant
 from minidynamo.codegen import PyCodegen
 from minidynamo.exc import Unsupported, graph_break
 from minidynamo.resume import ResumeError, live_locals_at, original_location, resume_cache
-from minidynamo.resume.blocks import Blocks
+from minidynamo.resume.blocks import WITH_HANDLER, Blocks
+from minidynamo.translator.with_blocks import exit_blocks, run_inside_blocks
 from minidynamo.variables import NullVariable, VariableTracker
+from minidynamo.variables.ctx_manager import WithExitFunctionVariable
 from minidynamo.variables.functions import BaseUserFunctionVariable
 
 if TYPE_CHECKING:
@@ -101,10 +107,11 @@ class GraphBreakMixin:
     # -- may we break here? ---------------------------------------------------------
 
     def check_can_break(self: InstructionTranslator, inst: Instruction, error: Unsupported) -> None:
-        """Raise (the whole frame then runs eagerly) unless a partial graph is possible."""
+        """Raise unless a partial graph is possible: the whole frame then runs eagerly
+        (with `fullgraph=True`, `one_graph`, the break reaches the user instead)."""
         if self.one_graph or error.kind.title in WHOLE_FRAME_KINDS:
             raise error
-        if Blocks(self.instructions).enclosing(inst):  # try, with, except: not restorable
+        if not self.restorable_blocks(inst):  # try, except, other `with`: not restorable
             raise error
         if self.has_backedge(inst):
             try:
@@ -113,6 +120,19 @@ class GraphBreakMixin:
             except Unsupported as loop_error:
                 loop_error.user_stack = list(error.user_stack)
                 raise loop_error from error
+
+    def restorable_blocks(self: InstructionTranslator, inst: Instruction) -> bool:
+        """Whether every block around `inst` is a grad-mode `with` block, which the
+        generated code and the resume function can enter again (`with_blocks.py`)."""
+        blocks = Blocks(self.instructions)
+        for entry in blocks.enclosing(inst):
+            slot = entry.depth - 1
+            if not blocks.starts_with(entry.target, WITH_HANDLER):
+                return False  # a try or except body
+            if not (0 <= slot < len(self.stack)
+                    and isinstance(self.stack[slot], WithExitFunctionVariable)):
+                return False
+        return True
 
     def has_backedge(self: InstructionTranslator, inst: Instruction) -> bool:
         """TorchDynamo's heuristic: a jump back before `inst` before the next return.
@@ -149,10 +169,13 @@ class GraphBreakMixin:
         codegen = self.start_partial_graph(error)
         state = self.store_state(codegen, list(self.stack), [after])
         kept, operands = state.stack[:-consumed], state.stack[-consumed:]
+        start = len(codegen.instructions)
         for temp in operands:
             self.load_operand(codegen, temp, as_frame=inst.opname == "CALL")
         codegen.extend(native_copy(inst, self.kw_names))
         result = [codegen.store_temporary()] if pushed else []
+        managers = [temp for temp in kept if self.is_with_slot(temp)]  # outermost first
+        codegen.instructions[start:] = run_inside_blocks(codegen.instructions[start:], managers)
         self.call_resume(codegen, after, kept + result, state)
         self.finish_partial_graph(codegen, error)
 
@@ -180,6 +203,7 @@ class GraphBreakMixin:
     def start_partial_graph(self: InstructionTranslator, error: Unsupported) -> PyCodegen:
         """A codegen whose first instructions replay the side effects recorded so far."""
         self.output.break_reason = error
+        exit_blocks(self)  # the graph hands back the grad mode it was called with
         codegen = PyCodegen(self.output)
         self.store_own_cells(codegen)
         self.output.side_effects.codegen_replay(codegen)
@@ -239,9 +263,10 @@ class GraphBreakMixin:
         """`return __resume_at_K(*stack, *live locals)`, the function made with the frame's cells."""
         live = self.live_locals(inst)
         null_slots = [index for index, temp in enumerate(stack) if temp is None]
+        with_slots = [index for index, temp in enumerate(stack) if self.is_with_slot(temp)]
         try:
             entry = resume_cache.lookup(self.code, inst.offset, len(stack), live,
-                                        null_slots=null_slots)
+                                        null_slots=null_slots, with_blocks=with_slots)
         except ResumeError as error:
             graph_break("unsupported Python feature", f"cannot resume here: {error}")
         maker = ResumeFunctionMaker(entry.code, self.f_globals, self.output.frame_compiler)
@@ -259,6 +284,10 @@ class GraphBreakMixin:
             codegen.append("LOAD_FAST", argval=temp)
         codegen.call_function(len(arguments))
         codegen.append("RETURN_VALUE")
+
+    def is_with_slot(self: InstructionTranslator, temp: str | None) -> bool:
+        """Whether the temporary holds a grad-mode block's manager (its `__exit__` slot)."""
+        return isinstance(self.state_values.get(temp), WithExitFunctionVariable)
 
     def load_operand(self: InstructionTranslator, codegen: PyCodegen, temp: str | None,
                      *, as_frame: bool) -> None:

@@ -152,6 +152,29 @@ class VariableTracker:
         return f"{type(self).__name__}()"
 
 
+@dataclass(frozen=True, eq=False, repr=False)
+class KnownFunctionVariable(VariableTracker):
+    """A function that is known by identity while tracing (a builtin, a torch function).
+
+    It is its own Python constant and is rebuilt by loading the same object; the
+    subclasses say what calling it does (`BuiltinVariable`, `TorchFunctionVariable`).
+    """
+
+    fn: Callable[..., Any]
+
+    def python_type(self) -> type:
+        return type(self.fn)
+
+    def as_python_constant(self) -> Any:
+        return self.fn
+
+    def reconstruct(self, codegen: PyCodegen) -> None:
+        codegen.load_object(self.fn)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({getattr(self.fn, '__name__', self.fn)})"
+
+
 def call_checked(
     handler: Callable[..., VariableTracker],
     tx: Translator,

@@ -37,6 +37,12 @@ from minidynamo.sources import AttrSource, GetItemSource, Source
 from minidynamo.variables.base import VariableTracker, new_object_id
 from minidynamo.variables.builtins import BuiltinVariable, is_builtin
 from minidynamo.variables.constant import ConstantVariable, is_constant_value
+from minidynamo.variables.ctx_manager import (
+    GradModeClassVariable,
+    GradModeVariable,
+    is_grad_mode_class,
+    is_grad_mode_object,
+)
 from minidynamo.variables.dicts import ConstDictVariable, SetVariable
 from minidynamo.variables.functions import CellVariable, UserFunctionVariable, UserMethodVariable
 from minidynamo.variables.lazy import LazyVariableTracker
@@ -62,6 +68,20 @@ DICT_CLASSES = (dict, collections.OrderedDict, collections.defaultdict)
 def is_compiled_function(value: Any) -> bool:
     """A wrapper made by `minidynamo.compile` (it remembers the function it wraps)."""
     return isinstance(value, types.FunctionType) and "_minidynamo_original" in vars(value)
+
+
+def by_name(method: str) -> Callable[[VariableBuilder, Any], VariableTracker]:
+    """A rule's action: call the builder's method `method`, looked up when the rule fires.
+
+    Storing `wrap_tuple` itself in `RULES` would freeze the function defined here;
+    looking it up by name runs whatever `VariableBuilder.wrap_tuple` is at that
+    moment (a subclass's, or a student's plugged in by the course)."""
+
+    def build(builder: VariableBuilder, value: Any) -> VariableTracker:
+        return getattr(builder, method)(value)
+
+    build.__name__ = build.__qualname__ = method  # RULES print as wrap_tensor, wrap_constant ...
+    return build
 
 
 class VariableBuilder:
@@ -163,6 +183,13 @@ class VariableBuilder:
     def wrap_class(self, value: type) -> VariableTracker:
         return UserDefinedClassVariable(value, source=self.source)
 
+    def wrap_grad_mode_class(self, value: type) -> VariableTracker:
+        return GradModeClassVariable(value, source=self.source)
+
+    def wrap_grad_mode_object(self, value: Any) -> VariableTracker:
+        """`torch.no_grad()` passed in, e.g. to a resume function that re-enters its block."""
+        return GradModeVariable(isinstance(value, torch.enable_grad), source=self.source)
+
     def wrap_compiled_function(self, value: Any) -> VariableTracker:
         """A function compiled with minidynamo.compile, called from traced code: inline
         the original function (its frame is part of this one, as in TorchDynamo)."""
@@ -191,22 +218,26 @@ class VariableBuilder:
         )
         return self.output.side_effects.track_existing(value, variable)
 
+    # (does the rule match this value?, how to build its tracker), first match wins.
+    # The builder's methods are named, not stored: see `by_name`.
     RULES: list[tuple[Callable[[Any], bool], Callable[[VariableBuilder, Any], VariableTracker]]] = [
-        (lambda v: isinstance(v, torch.Tensor), wrap_tensor),
-        (is_constant_value, wrap_constant),
-        (lambda v: isinstance(v, tuple), wrap_tuple),
-        (lambda v: type(v) is list, wrap_list),
-        (lambda v: type(v) in DICT_CLASSES, wrap_dict),
-        (lambda v: type(v) is set, wrap_set),
-        (lambda v: type(v) is range, wrap_range),
-        (lambda v: isinstance(v, torch.nn.Module), wrap_module),
-        (is_torch_function, wrap_torch_function),
-        (is_builtin, wrap_builtin),
-        (is_compiled_function, wrap_compiled_function),
-        (lambda v: isinstance(v, types.FunctionType), wrap_function),
-        (lambda v: isinstance(v, types.MethodType), wrap_method),
-        (lambda v: isinstance(v, types.ModuleType), wrap_python_module),
-        (lambda v: isinstance(v, type), wrap_class),
-        (lambda v: isinstance(v, types.CellType), wrap_cell),
-        (lambda v: isinstance(v, types.BuiltinFunctionType), wrap_builtin),
+        (lambda v: isinstance(v, torch.Tensor), by_name("wrap_tensor")),
+        (is_constant_value, by_name("wrap_constant")),
+        (lambda v: isinstance(v, tuple), by_name("wrap_tuple")),
+        (lambda v: type(v) is list, by_name("wrap_list")),
+        (lambda v: type(v) in DICT_CLASSES, by_name("wrap_dict")),
+        (lambda v: type(v) is set, by_name("wrap_set")),
+        (lambda v: type(v) is range, by_name("wrap_range")),
+        (lambda v: isinstance(v, torch.nn.Module), by_name("wrap_module")),
+        (is_torch_function, by_name("wrap_torch_function")),
+        (is_grad_mode_class, by_name("wrap_grad_mode_class")),
+        (is_grad_mode_object, by_name("wrap_grad_mode_object")),
+        (is_builtin, by_name("wrap_builtin")),
+        (is_compiled_function, by_name("wrap_compiled_function")),
+        (lambda v: isinstance(v, types.FunctionType), by_name("wrap_function")),
+        (lambda v: isinstance(v, types.MethodType), by_name("wrap_method")),
+        (lambda v: isinstance(v, types.ModuleType), by_name("wrap_python_module")),
+        (lambda v: isinstance(v, type), by_name("wrap_class")),
+        (lambda v: isinstance(v, types.CellType), by_name("wrap_cell")),
+        (lambda v: isinstance(v, types.BuiltinFunctionType), by_name("wrap_builtin")),
     ]

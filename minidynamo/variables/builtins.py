@@ -34,6 +34,7 @@ import torch
 from minidynamo import polyfills
 from minidynamo.exc import Unsupported, graph_break
 from minidynamo.variables.base import (
+    KnownFunctionVariable,
     VariableTracker,
     call_checked,
     constant_values,
@@ -53,7 +54,6 @@ from minidynamo.variables.lists import (
 from minidynamo.variables.tensor import TensorVariable
 
 if TYPE_CHECKING:
-    from minidynamo.codegen import PyCodegen
     from minidynamo.translator.base import InstructionTranslatorBase as Translator
 
 Variable = VariableTracker  # a short name for the many handler signatures below
@@ -124,16 +124,8 @@ def is_pure(fn: Any) -> bool:
 
 
 @dataclass(frozen=True, eq=False, repr=False)
-class BuiltinVariable(VariableTracker):
+class BuiltinVariable(KnownFunctionVariable):
     """A builtin function or type (`len`, `range`, `list`) or an `operator` function."""
-
-    fn: Callable[..., Any]
-
-    def python_type(self) -> type:
-        return type(self.fn)
-
-    def as_python_constant(self) -> Any:
-        return self.fn
 
     def call_function(
         self, tx: Translator, args: Sequence[VariableTracker], kwargs: dict[str, VariableTracker]
@@ -165,12 +157,6 @@ class BuiltinVariable(VariableTracker):
         if not hasattr(self.fn, name):
             graph_break("missing attribute", f"{self.fn.__name__} has no attribute {name!r}")
         return VariableBuilder(tx.output, None)(getattr(self.fn, name))
-
-    def reconstruct(self, codegen: PyCodegen) -> None:
-        codegen.load_object(self.fn)
-
-    def __repr__(self) -> str:
-        return f"BuiltinVariable({self.fn.__name__})"
 
 
 # ---------------------------------------------------------------------------

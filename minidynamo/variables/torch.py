@@ -19,15 +19,14 @@ from __future__ import annotations
 import functools
 import types
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 import torch
 
 from minidynamo.exc import graph_break
-from minidynamo.variables.base import VariableTracker
+from minidynamo.variables.base import KnownFunctionVariable, VariableTracker
 
 if TYPE_CHECKING:
-    from minidynamo.codegen import PyCodegen
     from minidynamo.translator.base import InstructionTranslatorBase as Translator
 
 
@@ -81,16 +80,8 @@ GLOBAL_STATE_NAMES = frozenset({
 
 
 @dataclass(frozen=True, eq=False, repr=False)
-class TorchFunctionVariable(VariableTracker):
+class TorchFunctionVariable(KnownFunctionVariable):
     """A torch function called into the graph."""
-
-    fn: Callable[..., Any]
-
-    def python_type(self) -> type:
-        return type(self.fn)
-
-    def as_python_constant(self) -> Any:
-        return self.fn
 
     def call_function(
         self, tx: Translator, args: Sequence[VariableTracker], kwargs: dict[str, VariableTracker]
@@ -99,9 +90,3 @@ class TorchFunctionVariable(VariableTracker):
         if name in GLOBAL_STATE_NAMES or name.startswith("set_"):
             graph_break("global side effect", f"torch.{name}() changes global state")
         return tx.output.create_node(tx, "call_function", self.fn, args, kwargs)
-
-    def reconstruct(self, codegen: PyCodegen) -> None:
-        codegen.load_object(self.fn)
-
-    def __repr__(self) -> str:
-        return f"TorchFunctionVariable({getattr(self.fn, '__name__', self.fn)})"

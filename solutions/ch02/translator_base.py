@@ -19,6 +19,7 @@ from minidynamo.translator.control_flow import ControlFlowHandlers
 from minidynamo.translator.loads_stores import LoadStoreHandlers
 from minidynamo.translator.operators import OperatorHandlers
 from minidynamo.translator.stack_ops import StackHandlers
+from minidynamo.translator.with_blocks import WithBlockHandlers
 from minidynamo.variables import VariableTracker, replace_version
 from minidynamo.variables.functions import BaseUserFunctionVariable
 if TYPE_CHECKING:

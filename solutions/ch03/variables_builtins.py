@@ -15,14 +15,13 @@ from typing import TYPE_CHECKING, Any, Callable, Sequence
 import torch
 from minidynamo import polyfills
 from minidynamo.exc import Unsupported, graph_break
-from minidynamo.variables.base import VariableTracker, call_checked, constant_values, method_handler_name, new_object_id
+from minidynamo.variables.base import KnownFunctionVariable, VariableTracker, call_checked, constant_values, method_handler_name, new_object_id
 from minidynamo.variables.constant import ConstantVariable, constant, fold, fold_value
 from minidynamo.variables.dicts import ConstDictVariable, as_key, dict_items, set_from_values
 from minidynamo.variables.iterators import ListIteratorVariable
 from minidynamo.variables.lists import ListVariable, RangeVariable, SliceVariable, TupleVariable, sorted_items
 from minidynamo.variables.tensor import TensorVariable
 if TYPE_CHECKING:
-    from minidynamo.codegen import PyCodegen
     from minidynamo.translator.base import InstructionTranslatorBase as Translator
 
 # defined next to the exercises in the package:

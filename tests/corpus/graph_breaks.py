@@ -9,9 +9,10 @@ Families: tensor-dependent ``if``/``while``/``and``/``or``; ``print`` and other
 calls that cannot be traced (``.item()``, ``.tolist()``, C functions); breaks inside
 inlined helpers, nested helpers and methods; several breaks in a row; live
 containers, closures and NULLs on the stack at the break; breaks where torch.compile
-gives up on the whole frame (inside ``try``, inside loops). Cases tagged
-``known_gap`` are breaks minidynamo does not yet handle like torch: ``with``
-blocks (chapter 8); a callee called twice natively (torch reuses its compiled
+gives up on the whole frame (inside ``try``, inside loops); breaks inside grad-mode
+``with`` blocks, whose outputs must keep eager's ``requires_grad``. Cases tagged
+``known_gap`` are breaks minidynamo does not yet handle like torch: a callee
+called twice natively (torch reuses its compiled
 code: chapter 9's cache); a frame that falls back to eager while its callees
 are still compiled (PEP 523 does that for torch); a break inside an inlined
 ``__bool__``; constructing a module while tracing.
@@ -805,24 +806,89 @@ def helper_break_in_loop(x):
     return x
 
 
-## with blocks (chapter 8): torch re-enters them; minidynamo falls back for now ###########
+## with blocks: grad mode is left before each partial graph ends and entered again #######
+## around the breaking instruction and in the resume function, as torch.compile does ######
 
 
-@CASES.tag("known_gap")
-@case(t(3))
+def needs_grad(*shape: int) -> torch.Tensor:
+    return t(*shape).requires_grad_()
+
+
+@case(needs_grad(3))
 def print_in_no_grad(x):
     y = x * 2
     with torch.no_grad():
         print("in")
         z = y + 1
-    return z * 2
+    return z * 2, y
 
 
-@CASES.tag("known_gap")
-@case(pos(3))
+@case(pos(3).requires_grad_())
+@case(neg(3).requires_grad_())
 def if_in_no_grad(x):
     with torch.no_grad():
         y = x * 2
         if y.sum() > 0:
             y = y + 1
-    return y
+    return y, x * 3
+
+
+@case(needs_grad(3))
+def print_in_nested_grad_blocks(x):
+    with torch.enable_grad():
+        with torch.no_grad():
+            z = x.cos()
+            print("a")
+            z = z + 1
+        z = z * x
+    return z
+
+
+@case(needs_grad(3))
+def print_in_set_grad_enabled_false(x):
+    with torch.set_grad_enabled(False):
+        y = x * 3
+        print("b")
+    return y, x + 1
+
+
+@case(needs_grad(3))
+def no_grad_without_break(x):
+    with torch.no_grad():
+        y = x * 2
+    return y + 1, x * y
+
+
+@case(needs_grad(3))
+def item_in_no_grad(x):
+    with torch.no_grad():
+        scale = x.sum().item()
+        y = x * scale
+    return y, x * 2
+
+
+@case(needs_grad(3))
+def helper_break_in_no_grad(x):
+    with torch.no_grad():
+        y = helper_print(x)
+    return y + x
+
+
+@case(needs_grad(3))
+def two_breaks_in_no_grad(x):
+    with torch.no_grad():
+        print("one")
+        y = x + 1
+        print("two")
+        y = y * 2
+    return y, x - 1
+
+
+@case(needs_grad(3))
+def enable_grad_inside_no_grad_with_break(x):
+    with torch.no_grad():
+        a = x * 2
+        with torch.enable_grad():
+            print("inner")
+            b = x * 3
+    return a, b

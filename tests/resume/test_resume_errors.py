@@ -5,7 +5,7 @@ from __future__ import annotations
 import types
 
 import pytest
-from resume_samples import calls_with_nulls, closures, loops, with_block
+from resume_samples import Recorder, calls_with_nulls, closures, loops, with_block
 
 from minidynamo import resume
 from minidynamo.bytecode import assemble, create_instruction, scan, stack_depths
@@ -144,3 +144,24 @@ def test_resume_function_needs_the_frame_cells():
 
 def test_errors_are_value_errors():
     assert issubclass(resume.ResumeError, ValueError)
+
+
+def test_a_with_block_is_reentered_at_its_normal_exit():
+    """The jump target of an `if` that ends a with-body is outside the body's
+    exception-table range, but the block's `__exit__` is still on the stack."""
+
+    def body_ends_in_if(log, flag):
+        with Recorder(log, "cm"):
+            log.append("body")
+            if flag:
+                log.append("taken")
+        return len(log)
+
+    code = body_ends_in_if.__code__
+    jump = next(i for i in scan(code) if i.opname.startswith("POP_JUMP") and i.target)
+    exit_start = jump.target
+    resumed = resume.make_resume_code(code, exit_start.offset, 1, ["log"], with_blocks=[0])
+    log = []
+    manager = Recorder(log, "cm")
+    assert resume.resume_function(body_ends_in_if, resumed)(manager, log) == 2
+    assert log == [("enter", "cm"), ("exit", "cm", None)]

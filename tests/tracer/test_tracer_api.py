@@ -55,20 +55,76 @@ def test_a_graph_break_in_a_try_block_falls_back_to_eager_with_a_warning(caplog)
     assert "graph break in breaks_in_try, running it eagerly" in caplog.text
 
 
-def test_internal_errors_fall_back_unless_strict(caplog):
-    def failing_backend(gm, example_inputs):
-        raise RuntimeError("backend bug")
+def prints_first(x):
+    print("side effect")
+    return x + 1
+
+
+def test_break_messages_say_what_happens_to_the_frame(caplog, capsys):
+    with caplog.at_level("INFO", logger="minidynamo"):
+        minidynamo.compile(breaks)(torch.ones(2))
+        minidynamo.compile(prints_first)(torch.ones(2))
+        with pytest.raises(minidynamo.Unsupported):
+            minidynamo.compile(breaks, fullgraph=True)(torch.ones(2))
+    messages = [record.getMessage().splitlines()[0] for record in caplog.records]
+    assert messages == [
+        "minidynamo: graph break in breaks, compiling a partial graph, then resuming after it.",
+        "minidynamo: graph break in prints_first, no graph before it, then resuming after it.",
+        "minidynamo: graph break in breaks, raising it (fullgraph=True).",
+    ]
+
+
+def test_internal_errors_fall_back_unless_strict(caplog, monkeypatch):
+    def buggy_transform(*args, **kwargs):
+        raise RuntimeError("tracer bug")
 
     def fn(x):
         return x + 1
 
+    monkeypatch.setattr(minidynamo.convert_frame, "transform_code", buggy_transform)
     with minidynamo.config.patch(strict=False), caplog.at_level("WARNING", logger="minidynamo"):
-        assert torch.equal(
-            minidynamo.compile(fn, backend=failing_backend)(torch.ones(1)), torch.full((1,), 2.0)
-        )
-    assert "internal error" in caplog.text
-    with pytest.raises(minidynamo.InternalError, match="backend bug"):
-        minidynamo.compile(fn, backend=failing_backend)(torch.ones(1))
+        assert torch.equal(minidynamo.compile(fn)(torch.ones(1)), torch.full((1,), 2.0))
+    assert "internal error in" in caplog.text and "running it eagerly" in caplog.text
+    with pytest.raises(minidynamo.InternalError, match="tracer bug"):
+        minidynamo.compile(fn)(torch.ones(1))
+
+
+def failing_backend(gm, example_inputs):
+    raise ValueError("backend bug")
+
+
+def adds_one(x):
+    return x.sin() + 1
+
+
+@pytest.mark.parametrize("strict", [False, True])
+def test_a_failing_backend_raises_backend_compiler_failed_as_torch_does(strict):
+    torch._dynamo.reset()
+    with torch._dynamo.config.patch(suppress_errors=False):
+        with pytest.raises(torch._dynamo.exc.BackendCompilerFailed) as torch_info:
+            torch.compile(adds_one, backend=failing_backend)(torch.ones(2))
+    assert not minidynamo.config.suppress_errors  # torch's default too: raise, no fallback
+    with minidynamo.config.patch(strict=strict):
+        with pytest.raises(minidynamo.BackendCompilerFailed) as info:
+            minidynamo.compile(adds_one, backend=failing_backend)(torch.ones(2))
+    ours, theirs = info.value, torch_info.value
+    assert isinstance(ours, RuntimeError) and isinstance(theirs, RuntimeError)
+    assert ours.backend_name == theirs.backend_name == "failing_backend"
+    assert type(ours.inner_exception) is type(theirs.inner_exception) is ValueError
+    assert ours.__cause__ is ours.inner_exception  # the backend's own error, chained
+    assert str(ours).splitlines()[:2] == str(theirs).splitlines()[:2]  # backend=... raised:
+    assert "adds_one" in str(ours)  # and the frame whose graph failed
+
+
+def test_suppress_errors_runs_the_frame_eagerly_when_the_backend_fails(caplog):
+    torch._dynamo.reset()
+    x = torch.ones(2)
+    with torch._dynamo.config.patch(suppress_errors=True):
+        expected = torch.compile(adds_one, backend=failing_backend)(x)
+    with minidynamo.config.patch(suppress_errors=True), caplog.at_level("WARNING", "minidynamo"):
+        result = minidynamo.compile(adds_one, backend=failing_backend)(x)
+    assert torch.equal(result, expected) and torch.equal(result, adds_one(x))
+    assert "backend 'failing_backend' failed on adds_one, running it eagerly" in caplog.text
 
 
 def test_explain_reports_graphs_ops_and_breaks():

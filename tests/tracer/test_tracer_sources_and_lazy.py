@@ -144,3 +144,26 @@ def test_a_returned_input_is_reloaded_not_output_by_the_graph():
     assert [node.target for node in recorder.graphs[0].graph.nodes if node.op == "placeholder"] == [
         "L_y_"
     ]
+
+
+@pytest.mark.parametrize("method", ["wrap_tensor", "wrap_tuple", "wrap_dict"])
+def test_the_builder_looks_its_wrap_methods_up_when_a_rule_fires(monkeypatch, method):
+    """RULES name the builder's methods, so a replaced method (a student's) is the one used."""
+    from minidynamo.variables.builder import VariableBuilder
+
+    original = getattr(VariableBuilder, method)
+    calls = []
+
+    def replacement(self, value):
+        calls.append(type(value))
+        return original(self, value)
+
+    monkeypatch.setattr(VariableBuilder, method, replacement)
+
+    def fn(x, pair, table):
+        return x + pair[0] + table["k"]
+
+    x = torch.ones(2)
+    result = minidynamo.compile(fn)(x, (x, 1), {"k": x})
+    assert torch.equal(result, fn(x, (x, 1), {"k": x}))
+    assert calls, f"the replaced VariableBuilder.{method} was never called"

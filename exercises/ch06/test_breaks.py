@@ -1,0 +1,106 @@
+"""Graded tests for graph breaks as data: graph_break (ch06.4) and the break on an
+unsupported call, restart_at (ch06.5).
+
+Every break names a catalogue kind (compared with TorchDynamo's `gb_type` for the
+same program), the user's file and line (compared with torch.explain's user stack),
+and with `fullgraph=True` it is raised as `minidynamo.exc.Unsupported`, where
+torch.compile raises `torch._dynamo.exc.Unsupported`. A break on a call compiles the
+graph before it, runs the call natively exactly once, and goes on in a resume
+function: the same graphs as torch.compile, the same printed output as eager.
+"""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+import minidynamo
+from minidynamo.exc import CATALOGUE, InternalError, Unsupported, graph_break
+from minidynamo.testing import assert_same_as_torch
+
+from . import programs
+from .programs import explain_both, fullgraph_errors, stdout_of, where
+
+BREAKING = [programs.tensor_if, programs.prints, programs.skipped_builtin]
+
+
+# -- ch06.4: graph_break ---------------------------------------------------------------------
+
+
+@pytest.mark.task("ch06.4")
+@pytest.mark.parametrize("fn", BREAKING, ids=lambda fn: fn.__name__)
+def test_fullgraph_raises_a_catalogued_break_of_torchs_kind(fn):
+    ours, theirs = fullgraph_errors(fn, torch.ones(3))
+    assert isinstance(theirs, torch._dynamo.exc.Unsupported)
+    assert isinstance(ours, Unsupported), ours
+    assert ours.kind is CATALOGUE[programs.TORCH_GB_TYPES[theirs.gb_type]]
+    assert ours.hint == ours.kind.hint and ours.reason
+    assert str(ours).startswith(f"Graph break {ours.kind.id} ({ours.kind.title}): {ours.reason}")
+
+
+@pytest.mark.task("ch06.4")
+@pytest.mark.parametrize("fn", BREAKING, ids=lambda fn: fn.__name__)
+def test_explain_reports_the_kind_and_counts_of_torch(fn):
+    ours, theirs = explain_both(fn, torch.ones(3))
+    assert (ours.graph_count, ours.graph_break_count) == (theirs.graph_count, theirs.graph_break_count)
+    assert [reason.kind.id for reason in ours.break_reasons] == \
+        [CATALOGUE[reason.kind.title].id for reason in ours.break_reasons]
+    assert all(isinstance(reason, Unsupported) for reason in ours.break_reasons)
+
+
+@pytest.mark.task("ch06.4")
+def test_a_hint_overrides_the_catalogue_and_an_unknown_kind_is_a_bug():
+    with pytest.raises(Unsupported) as caught:
+        graph_break("unsupported call", "calling launch_missiles()", hint="Do not.")
+    assert (caught.value.kind, caught.value.reason, caught.value.hint) == \
+        (CATALOGUE["unsupported call"], "calling launch_missiles()", "Do not.")
+    assert caught.value.user_stack == []
+    with pytest.raises(InternalError):
+        graph_break("no such kind", "a typo in minidynamo")
+
+
+# -- ch06.5: restart_at ----------------------------------------------------------------------
+
+
+@pytest.mark.task("ch06.5")
+@pytest.mark.parametrize("fn", [programs.prints, programs.item, programs.skipped_builtin,
+                                programs.calls_a_helper],
+                         ids=lambda fn: fn.__name__)
+def test_a_break_on_a_call_splits_the_graph_like_torch(fn):
+    x = torch.randn(3)
+    assert_same_as_torch(fn, x)
+    ours, theirs = explain_both(fn, x)
+    assert (ours.graph_count, ours.graph_break_count) == (theirs.graph_count, theirs.graph_break_count)
+    assert [(reason.filename, reason.lineno) for reason in ours.compiled_break_reasons] == \
+        [where(reason) for reason in theirs.break_reasons]
+
+
+@pytest.mark.task("ch06.5")
+@pytest.mark.parametrize("fn", [programs.prints, programs.calls_a_helper, programs.print_in_loop],
+                         ids=lambda fn: fn.__name__)
+def test_the_call_runs_once_natively(fn):
+    x = torch.randn(3)
+    eager = stdout_of(fn, x)
+    minidynamo.reset()
+    assert stdout_of(minidynamo.compile(fn), x) == eager
+    torch._dynamo.reset()
+    assert stdout_of(torch.compile(fn, backend="eager"), x) == eager
+
+
+@pytest.mark.task("ch06.5")
+def test_a_break_in_a_loop_runs_the_frame_eagerly_like_torch():
+    x = torch.randn(3)
+    comparison = assert_same_as_torch(programs.print_in_loop, x)
+    assert comparison.minidynamo.graph_count == comparison.torch.graph_count == 0
+    ours, _ = explain_both(programs.print_in_loop, x)
+    assert ours.break_reasons and ours.break_reasons[0].lineno == \
+        programs.print_in_loop.__code__.co_firstlineno + 3
+
+
+@pytest.mark.task("ch06.5")
+def test_fullgraph_raises_at_the_call_with_the_users_line():
+    ours, theirs = fullgraph_errors(programs.prints, torch.ones(3))
+    assert isinstance(theirs, torch._dynamo.exc.Unsupported)
+    assert isinstance(ours, Unsupported), ours
+    torchs = theirs.real_stack[-1]                 # TorchDynamo's user stack, innermost last
+    assert (ours.filename, ours.lineno) == (torchs.filename, torchs.lineno)
