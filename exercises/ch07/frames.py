@@ -3,20 +3,9 @@
 The oracle of every graded test in this chapter is CPython running the original
 function. To check a resume function we need the *real* frame state at a resume
 point: the value stack (NULL slots included), the locals, the cells, and the
-exception being handled. `sys.settrace` with `frame.f_trace_opcodes = True` stops
-before every instruction and shows `f_locals`, but not the value stack, so the stack
-is read from the interpreter's own frame struct with ctypes (CPython 3.11, 64-bit,
-`Include/internal/pycore_frame.h`):
-
-    PyFrameObject:        ob_refcnt, ob_type, f_back, f_frame -> ...
-    _PyInterpreterFrame:  f_func, f_globals, f_builtins, f_locals, f_code,
-                          frame_obj, previous, prev_instr   (8 pointers)
-                          int stacktop; ...
-                          PyObject *localsplus[]            (at 9 pointers)
-
-`localsplus` holds the locals, cells and free variables, then the value stack up
-to `stacktop`. Before calling a trace function the interpreter saves its stack
-pointer there, so inside the callback the stack is exactly the frame's.
+exception being handled. `minidynamo.resume.live_frame` reads the value stack
+from the interpreter's own frame struct inside a `sys.settrace` callback
+(chapter 7 explains how).
 
 `resume_at` stops a fresh run of a program before the n-th execution of an offset,
 builds the resume function from that state (as a graph break's generated code
@@ -27,37 +16,20 @@ equal the undisturbed run's.
 from __future__ import annotations
 
 import copy
-import ctypes
 import dis
 import sys
 from collections import Counter
 from dataclasses import dataclass
-from types import CellType, FrameType
+from types import FrameType
 from typing import Any, Callable
 
 from minidynamo import resume
-from minidynamo.bytecode import opcodes, scan
+from minidynamo.bytecode import scan
+from minidynamo.resume.live_frame import NULL, call_with_no_handled_exception, frame_cells, value_stack
 
 from .programs import Program
 
-POINTER = ctypes.sizeof(ctypes.c_void_p)
-F_FRAME = 3 * POINTER        # PyFrameObject.f_frame
-STACKTOP = 8 * POINTER       # _PyInterpreterFrame.stacktop
-LOCALSPLUS = 9 * POINTER     # _PyInterpreterFrame.localsplus
-
-
-class _Null:
-    def __repr__(self) -> str:
-        return "NULL"
-
-
-NULL = _Null()   # how a NULL stack slot is reported
 JUMPS = set(dis.hasjrel) | set(dis.hasjabs)
-
-
-def _slot(interpreter_frame: int, index: int) -> Any:
-    address = ctypes.c_void_p.from_address(interpreter_frame + LOCALSPLUS + index * POINTER)
-    return NULL if address.value is None else ctypes.cast(address.value, ctypes.py_object).value
 
 
 @dataclass
@@ -72,14 +44,8 @@ class FrameState:
 
     @classmethod
     def capture(cls, frame: FrameType, log: list) -> FrameState:
-        code = frame.f_code
-        interpreter_frame = ctypes.c_void_p.from_address(id(frame) + F_FRAME).value
-        names = opcodes.localsplus_names(code.co_varnames, code.co_cellvars, code.co_freevars)
-        top = ctypes.c_int.from_address(interpreter_frame + STACKTOP).value
-        stack = [_slot(interpreter_frame, index) for index in range(len(names), top)]
-        cells = [_slot(interpreter_frame, names.index(name)) for name in code.co_cellvars]
-        assert all(isinstance(cell, CellType) for cell in cells), cells
-        return cls(stack, dict(frame.f_locals), cells, sys.exc_info()[1], len(log))
+        return cls(value_stack(frame), dict(frame.f_locals), frame_cells(frame),
+                   sys.exc_info()[1], len(log))
 
 
 @dataclass
@@ -167,7 +133,7 @@ class Resumer:
     def build(self, fn, offset: int, state: FrameState) -> Callable[[], Any]:
         """A thunk that calls the resume function for `state` with no handled exception."""
         function, arguments = self.prepare(fn, offset, state)
-        return lambda: without_handled_exception(lambda: function(*arguments))
+        return lambda: call_with_no_handled_exception(lambda: function(*arguments))
 
     def prepare(self, fn, offset: int, state: FrameState) -> tuple[Callable, list]:
         """The resume function for `state`, and the arguments to call it with."""
@@ -336,40 +302,8 @@ def stack_after_prologue(program: Program, offset: int, occurrence: int
     # by a trace function.
     with tracing(resume_code, trace):
         try:
-            without_handled_exception(lambda: function(*arguments))
+            call_with_no_handled_exception(lambda: function(*arguments))
         except Exception:  # noqa: BLE001 - only the state at the resume offset matters
             pass
     assert len(resumed) == 1, "the resume function never reached the resume offset"
     return state, resumed[0]
-
-
-# -- the handled exception ------------------------------------------------------------
-# A trace callback runs with the traced frame's handled exception set (3.11 keeps one
-# per thread); the code that calls a resume function after a graph break has none.
-
-def without_handled_exception(thunk: Callable[[], Any]) -> Any:
-    """Call `thunk` with `sys.exc_info()` empty, then restore it (PyErr_*HandledException)."""
-    saved = _handled_exception()
-    _set_handled_exception(None)
-    try:
-        return thunk()
-    finally:
-        _set_handled_exception(saved)
-
-
-def _handled_exception() -> BaseException | None:
-    get = ctypes.pythonapi.PyErr_GetHandledException
-    get.restype = ctypes.c_void_p
-    address = get()
-    if address is None:
-        return None
-    exception = ctypes.cast(address, ctypes.py_object).value
-    ctypes.pythonapi.Py_DecRef(ctypes.c_void_p(address))   # drop the C call's reference
-    return exception
-
-
-def _set_handled_exception(exception: BaseException | None) -> None:
-    set_handled = ctypes.pythonapi.PyErr_SetHandledException
-    set_handled.argtypes = [ctypes.py_object]
-    set_handled.restype = None
-    set_handled(exception)

@@ -45,6 +45,7 @@ from minidynamo.variables.constant import ConstantVariable, constant, fold, fold
 from minidynamo.variables.dicts import ConstDictVariable, as_key, dict_items, set_from_values
 from minidynamo.variables.iterators import ListIteratorVariable
 from minidynamo.variables.lists import (
+    BaseListVariable,
     ListVariable,
     RangeVariable,
     SliceVariable,
@@ -91,6 +92,9 @@ IN_PLACE_FALLBACK = {
 CONTAINER_OPERATORS = frozenset({
     operator.getitem, operator.setitem, operator.delitem, operator.contains,
 })
+
+# containers whose items `xs[i]` returns without asking whether `xs` folds
+SUBSCRIPTED_CONTAINERS = (BaseListVariable, ConstDictVariable)
 
 # `0 < x` is recorded as `x > 0`, as TorchDynamo does
 REFLECTED_COMPARISONS = {
@@ -166,6 +170,10 @@ class BuiltinVariable(KnownFunctionVariable):
 
 def call_operator(tx: Translator, fn: Callable[..., Any], args: list[Variable]) -> Variable:
     """`fn(*args)` for an `operator` function: fold, add a graph node, or dispatch."""
+    if fn is operator.getitem and isinstance(args[0], SUBSCRIPTED_CONTAINERS):
+        # `xs[0]`: the item itself, still lazy; asking whether `xs` folds would make its
+        # first tensor a graph input (TorchDynamo's getitem handler does not ask either).
+        return args[0].call_method(tx, "__getitem__", args[1:], {})
     values = constant_values(args)
     if values is not None and not any(arg.is_mutable() for arg in args):
         return fold(fn, values, {})  # rule 1: constants fold

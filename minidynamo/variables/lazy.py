@@ -24,8 +24,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Sequence
 
-import torch
-
 from minidynamo.variables.base import VariableTracker
 
 if TYPE_CHECKING:
@@ -65,16 +63,11 @@ class LazyVariableTracker(VariableTracker):
         return type(self.value)  # known without realizing
 
     def as_python_constant(self) -> Any:
-        # A tensor is never a Python constant: say so without realizing it, so that
-        # asking a container "are you constant?" does not make every tensor item a
-        # graph input (inputs appear in the order the code uses them, as in torch).
-        if isinstance(self.value, torch.Tensor) and not self.is_realized():
-            return VariableTracker.as_python_constant(self)
+        # Realizes, as TorchDynamo's does: asking `(x,) + (y,)` whether it folds makes
+        # x a graph input. Asking stops at the first item that is not a constant.
         return self.realize().as_python_constant()
 
     def is_python_constant(self) -> bool:
-        if isinstance(self.value, torch.Tensor) and not self.is_realized():
-            return False
         return self.realize().is_python_constant()
 
     def as_proxy(self) -> Any:

@@ -19,7 +19,7 @@ from minidynamo.variables.base import KnownFunctionVariable, VariableTracker, ca
 from minidynamo.variables.constant import ConstantVariable, constant, fold, fold_value
 from minidynamo.variables.dicts import ConstDictVariable, as_key, dict_items, set_from_values
 from minidynamo.variables.iterators import ListIteratorVariable
-from minidynamo.variables.lists import ListVariable, RangeVariable, SliceVariable, TupleVariable, sorted_items
+from minidynamo.variables.lists import BaseListVariable, ListVariable, RangeVariable, SliceVariable, TupleVariable, sorted_items
 from minidynamo.variables.tensor import TensorVariable
 if TYPE_CHECKING:
     from minidynamo.translator.base import InstructionTranslatorBase as Translator
@@ -27,12 +27,17 @@ if TYPE_CHECKING:
 # defined next to the exercises in the package:
 from minidynamo.variables.builtins import (
     BUILTIN_HANDLERS, CLASS_FACTORIES, CONTAINER_OPERATORS, IN_PLACE_FALLBACK,
-    OPERATOR_DUNDERS, POLYFILLS, Variable, is_pure, tensor_operator,
+    OPERATOR_DUNDERS, POLYFILLS, SUBSCRIPTED_CONTAINERS, Variable, is_pure,
+    tensor_operator,
 )
 
 
 def call_operator(tx: Translator, fn: Callable[..., Any], args: list[Variable]) -> Variable:
     """`fn(*args)` for an `operator` function: fold, add a graph node, or dispatch."""
+    if fn is operator.getitem and isinstance(args[0], SUBSCRIPTED_CONTAINERS):
+        # `xs[0]`: the item itself, still lazy; asking whether `xs` folds would make its
+        # first tensor a graph input (TorchDynamo's getitem handler does not ask either).
+        return args[0].call_method(tx, "__getitem__", args[1:], {})
     values = constant_values(args)
     if values is not None and not any(arg.is_mutable() for arg in args):
         return fold(fn, values, {})  # rule 1: constants fold

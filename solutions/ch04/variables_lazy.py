@@ -7,7 +7,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Sequence
-import torch
 from minidynamo.variables.base import VariableTracker
 if TYPE_CHECKING:
     from minidynamo.codegen import PyCodegen

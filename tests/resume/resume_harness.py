@@ -25,11 +25,16 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from resume_frame_state import NULL, call_with_no_handled_exception, frame_cells, value_stack
 from resume_samples import Sample
 
 from minidynamo import resume
 from minidynamo.bytecode import scan
+from minidynamo.resume.live_frame import (
+    NULL,
+    call_with_no_handled_exception,
+    frame_cells,
+    value_stack,
+)
 
 
 @dataclass

@@ -12,7 +12,7 @@ import minidynamo.resume
 PACKAGE = Path(minidynamo.resume.__file__).parent
 FILES = sorted(PACKAGE.glob("*.py"))
 # Lowest first; a module imports only from the bytecode layer and the ones before it.
-ORDER = ["origins", "blocks", "generate", "registry", "__init__"]
+ORDER = ["live_frame", "origins", "blocks", "generate", "registry", "__init__"]
 
 
 @pytest.mark.parametrize("path", FILES, ids=lambda path: path.name)

@@ -1,9 +1,13 @@
-"""Reading a running CPython 3.11 frame's value stack and cells, for the tests.
+"""Reading a running CPython 3.11 frame: its value stack and its cells (chapter 7).
 
-`sys.settrace` with `frame.f_trace_opcodes = True` stops before every
-instruction and shows `frame.f_locals`, but not the value stack, and a resume
-function needs exactly that stack. So the tests read it from the interpreter's
-own frame struct with ctypes (CPython 3.11, 64-bit, `Include/internal/pycore_frame.h`):
+A resume function is checked against the frame it replaces: stopped before
+one instruction, the original frame holds some values on its stack and some
+locals, and the resume function, given exactly those, must do what the rest
+of the original frame would have done. `sys.settrace` with
+`frame.f_trace_opcodes = True` stops before every instruction and shows
+`frame.f_locals`, but not the value stack. So this module reads the stack from
+the interpreter's own frame struct with ctypes (CPython 3.11, 64-bit,
+`Include/internal/pycore_frame.h`):
 
     PyFrameObject:        ob_refcnt, ob_type, f_back, f_frame -> ...
     _PyInterpreterFrame:  f_func, f_globals, f_builtins, f_locals, f_code,
@@ -13,13 +17,20 @@ own frame struct with ctypes (CPython 3.11, 64-bit, `Include/internal/pycore_fra
 
 `localsplus` holds the locals, cells and free variables, then the value stack
 up to `stacktop`. A NULL slot is reported as the `NULL` marker. Before calling
-the trace function the interpreter stores its stack pointer into `stacktop`.
+the trace function the interpreter stores its stack pointer into `stacktop`,
+so inside the callback the stack is exactly the frame's.
+
+Used by the tests of the resume layer and by chapter 7's graded tests, whose
+oracle is CPython running the original function. TorchDynamo has no
+counterpart: it never needs a frame's stack after the fact, because it traced
+every instruction up to the break and knows what it pushed.
 """
 
 from __future__ import annotations
 
 import ctypes
 from types import CellType, FrameType
+from typing import Any, Callable
 
 from minidynamo.bytecode import opcodes
 
@@ -43,7 +54,7 @@ def _interpreter_frame(frame: FrameType) -> int:
     return ctypes.c_void_p.from_address(id(frame) + F_FRAME).value
 
 
-def _slot(interpreter_frame: int, index: int):
+def _slot(interpreter_frame: int, index: int) -> Any:
     address = ctypes.c_void_p.from_address(interpreter_frame + LOCALSPLUS + index * POINTER)
     if address.value is None:
         return NULL
@@ -51,12 +62,15 @@ def _slot(interpreter_frame: int, index: int):
 
 
 def slot_names(frame: FrameType) -> tuple[str, ...]:
+    """The names of `localsplus`: locals, then cells, then free variables."""
     code = frame.f_code
     return opcodes.localsplus_names(code.co_varnames, code.co_cellvars, code.co_freevars)
 
 
 def value_stack(frame: FrameType) -> list:
-    """The frame's value stack, bottom first; NULL slots are `NULL`."""
+    """The frame's value stack, bottom first; NULL slots are `NULL`.
+
+    Only meaningful inside a trace callback for `frame` (see the module docstring)."""
     interpreter_frame = _interpreter_frame(frame)
     top = ctypes.c_int.from_address(interpreter_frame + STACKTOP).value
     base = len(slot_names(frame))
@@ -68,17 +82,18 @@ def frame_cells(frame: FrameType) -> list[CellType]:
     interpreter_frame = _interpreter_frame(frame)
     names = slot_names(frame)
     cells = [_slot(interpreter_frame, names.index(name)) for name in frame.f_code.co_cellvars]
-    assert all(isinstance(cell, CellType) for cell in cells), cells
+    if not all(isinstance(cell, CellType) for cell in cells):
+        raise ValueError(f"the cells of {frame.f_code.co_name} are not made yet: {cells}")
     return cells
 
 
-def call_with_no_handled_exception(thunk):
+def call_with_no_handled_exception(thunk: Callable[[], Any]) -> Any:
     """Call `thunk` as code outside any `except` block would: `sys.exc_info()` empty.
 
     A trace callback runs with the traced frame's handled exception still set
-    (3.11 keeps one per thread, not per frame); the tracer's generated code
-    that calls a resume function has none. `PyErr_SetHandledException` (new in
-    3.11) clears it for the call and puts it back afterwards.
+    (3.11 keeps one per thread, not per frame); the generated code that calls a
+    resume function after a graph break has none. `PyErr_SetHandledException`
+    (new in 3.11) clears it for the call and puts it back afterwards.
     """
     saved = _handled_exception()
     _set_handled_exception(None)
