@@ -1,4 +1,4 @@
-"""Testing helpers: compare minidynamo with torch.compile, eager PyTorch and CPython.
+"""Testing helpers (chapter 5): compare minidynamo with torch.compile, eager and CPython.
 
 Every test of the package and every graded exercise asks one question: does
 minidynamo do what the real thing does? The real thing is computed in the same run,
