@@ -43,7 +43,7 @@ from minidynamo.logs import graph_breaks_log, log
 from minidynamo.output_graph import Backend, OutputGraph
 from minidynamo.translator import InstructionTranslator
 from minidynamo.variables.ctx_manager import restoring_grad_mode
-from minidynamo.translator.breaks import RestartAnalysis
+from minidynamo.translator.breaks import STATEMENT_BOUNDARY, RestartAnalysis
 
 # Statistics, like torch._dynamo.utils.counters; `minidynamo.reset()` clears them.
 counters: collections.Counter[str] = collections.Counter()
@@ -180,7 +180,9 @@ def report_compiled_frame(fn: types.FunctionType, output: OutputGraph) -> None:
     if output.break_reason is not None:  # the frame survived the break (chapter 7)
         compiled = output.break_reason.compiled_graph  # False: no tensor op before the break
         outcome = "compiling a partial graph" if compiled else "no graph before it"
-        report_graph_break(fn, output.break_reason, f"{outcome}, then resuming after it")
+        then = ("running the rest of the frame natively"
+                if output.break_reason.kind is STATEMENT_BOUNDARY else "resuming after it")
+        report_graph_break(fn, output.break_reason, f"{outcome}, then {then}")
     if config.verbose:
         graphs = "one graph" if output.compiled_graph is not None else "no graph"
         print(f"minidynamo: compiled {fn.__qualname__} ({graphs})", file=sys.stderr)

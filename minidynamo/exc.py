@@ -132,6 +132,15 @@ CATALOGUE: dict[str, BreakKind] = {
             "run once per iteration, so the whole frame runs eagerly instead.",
             "Move the breaking code out of the loop, or into a function called in it.",
         ),
+        BreakKind(
+            "GB0017", "break at a statement boundary",
+            "An instruction that cannot be split off (not a call, not a jump on a tensor), "
+            "or a break inside a try block, failed to trace. The graph captured up to the "
+            "last statement boundary (an instruction before which the value stack was "
+            "empty) is compiled, and the frame's own bytecode runs natively from there to "
+            "its end: no resume function (TorchDynamo's step_unsupported).",
+            "Read the reason: it names the instruction that failed and why.",
+        ),
     )
 }
 

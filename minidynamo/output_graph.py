@@ -29,7 +29,7 @@ import functools
 import itertools
 import operator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Sequence
 
 import torch
 import torch.fx
@@ -225,6 +225,10 @@ class OutputGraph:
             and self.side_effects.is_empty()
             and any(node.op.startswith("call_") for node in self.graph.nodes)
         )
+
+    def call_nodes(self) -> Iterator[torch.fx.Node]:
+        """The graph's operations so far (call_function, call_method, call_module)."""
+        return (node for node in self.graph.nodes if node.op.startswith("call_"))
 
     def call_graph(self, outputs: list[torch.fx.Node]) -> list[Instruction]:
         """Finish and compile the graph; the instructions that call it (none if empty)."""

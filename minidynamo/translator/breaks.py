@@ -21,6 +21,15 @@ the second pass it breaks *before* running that instruction. A user function
 called natively there runs through minidynamo's own wrapper (`frame_compiler`),
 so it is compiled as a frame of its own, as PEP 523 makes TorchDynamo do.
 
+Where no resume function can follow a break (an instruction that cannot be
+split off, such as the jump of an `if` whose traced `__bool__` breaks, or a
+break inside a `try`), the frame falls back to its last *statement boundary*:
+an instruction before which the value stack was empty, outside every block,
+once the graph has two operations. The trace restarts and stops there; the
+generated code runs the partial graph, stores the live locals back, and jumps
+into the frame's own bytecode, which runs natively to the end (TorchDynamo's
+`speculate` / `step_graph_break`, reason "step_unsupported").
+
 Inside `with torch.no_grad()` (and the other grad-mode blocks) the frame
 survives too: the partial graph leaves the blocks before it ends, the breaking
 instruction runs inside fresh copies of them, and the resume function enters
@@ -32,12 +41,14 @@ a loop (the resume function would run once per iteration), or with
 
 Compare with TorchDynamo: `break_graph_if_unsupported`, `generic_jump`'s
 `jump_graph_break`, `create_call_resume_at`, `should_compile_partial_graph`,
-`maybe_has_backedge` in `torch/_dynamo/symbolic_convert.py`;
+`maybe_has_backedge`, `speculate`, `step_graph_break` in `torch/_dynamo/symbolic_convert.py`;
 `OutputGraph.compile_subgraph` in `output_graph.py`.
 """
 
 from __future__ import annotations
 
+import functools
+import itertools
 import types
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable
@@ -45,7 +56,7 @@ from typing import TYPE_CHECKING, Any, Callable
 from minidynamo.bytecode import Instruction, create_instruction, scan
 from minidynamo.bytecode.opcodes import jump_variant
 from minidynamo.codegen import PyCodegen
-from minidynamo.exc import Unsupported, graph_break
+from minidynamo.exc import CATALOGUE, Unsupported, graph_break
 from minidynamo.resume import ResumeError, live_locals_at, original_location, resume_cache
 from minidynamo.resume.blocks import WITH_HANDLER, Blocks
 from minidynamo.translator.with_blocks import exit_blocks, run_inside_blocks
@@ -68,6 +79,10 @@ BREAK_AT_OPCODES: dict[str, Callable[[Instruction], tuple[int, int]]] = {
 
 # Kinds of break that give up on the whole frame wherever they happen.
 WHOLE_FRAME_KINDS = frozenset({"inlining too deep", "graph break in loop"})
+
+
+# A break where no resume function is possible, resumed at the last statement boundary.
+STATEMENT_BOUNDARY = CATALOGUE["break at a statement boundary"]
 
 
 class RestartAnalysis(Exception):
@@ -104,6 +119,11 @@ class FrameState:
 class GraphBreakMixin:
     """The root translator's handling of graph breaks (chapters 6-7)."""
 
+    @functools.cached_property
+    def blocks(self: InstructionTranslator) -> Blocks:
+        """The `try`, `with` and `except` blocks of the traced code (its exception table)."""
+        return Blocks(self.instructions)
+
     # -- may we break here? ---------------------------------------------------------
 
     def check_can_break(self: InstructionTranslator, inst: Instruction, error: Unsupported) -> None:
@@ -124,7 +144,7 @@ class GraphBreakMixin:
     def restorable_blocks(self: InstructionTranslator, inst: Instruction) -> bool:
         """Whether every block around `inst` is a grad-mode `with` block, which the
         generated code and the resume function can enter again (`with_blocks.py`)."""
-        blocks = Blocks(self.instructions)
+        blocks = self.blocks
         for entry in blocks.enclosing(inst):
             slot = entry.depth - 1
             if not blocks.starts_with(entry.target, WITH_HANDLER):
@@ -158,6 +178,46 @@ class GraphBreakMixin:
         self.check_can_break(inst, error)
         error.add_user_frame(self.user_frame())
         raise RestartAnalysis(inst.offset, error)
+
+    # -- the last statement boundary ---------------------------------------------------
+
+    def note_checkpoint(self: InstructionTranslator, inst: Instruction) -> None:
+        """Remember `inst` as the place to fall back to, if the frame could stop before
+        it: the value stack is empty (only locals to restore), no exception-table entry
+        covers it (a `try:` line's NOP is outside), and the graph so far has more than
+        one call (TorchDynamo's `speculate` and `should_compile_partial_graph`)."""
+        if (self.stack or self.one_graph or inst.exn_tab_entry is not None
+                or len(list(itertools.islice(self.output.call_nodes(), 2))) < 2):
+            return
+        self.checkpoint = inst
+
+    def restart_at_checkpoint(self: InstructionTranslator, error: Unsupported) -> None:
+        """A break no resume function can follow (an instruction that cannot be split
+        off, a break inside `try`): trace again and stop at the last checkpoint, then
+        run the frame's own bytecode from there. Otherwise the error goes on."""
+        if self.checkpoint is None or error.kind.title in WHOLE_FRAME_KINDS:
+            raise error
+        where = error.user_stack[0] if error.user_stack else self.user_frame()
+        boundary = Unsupported(STATEMENT_BOUNDARY, f"back to the last statement boundary "
+                               f"from {error.kind.title} at {where.function} line "
+                               f"{where.lineno}: {error.reason}", error.hint)
+        raise RestartAnalysis(self.checkpoint.offset, boundary) from error
+
+    def continue_natively(self: InstructionTranslator, inst: Instruction,
+                          error: Unsupported) -> None:
+        """Partial graph, the live locals stored back, then the original code from `inst`."""
+        error.add_user_frame(self.user_frame())
+        codegen = self.start_partial_graph(error)
+        for name in self.live_locals(inst):
+            if name not in self.code.co_cellvars:  # the frame's cells are filled already
+                codegen(self.symbolic_locals[name])
+                codegen.append("STORE_FAST", argval=name)
+        original = scan(self.code)
+        body = original[next(i for i, each in enumerate(original) if each.opname == "RESUME") + 1:]
+        target = next(each for each in body if each.offset == inst.offset)
+        codegen.append("JUMP_FORWARD", target=target)
+        self.finish_partial_graph(codegen, error)
+        self.output_instructions += body
 
     # -- breaking at an instruction ---------------------------------------------------
 

@@ -8,8 +8,10 @@ It differs from the base in where it starts and how it ends:
 - its RETURN_VALUE finishes the frame: the OutputGraph compiles the graph and
   writes the instructions of the transformed code (`output_instructions`);
 - it survives graph breaks (chapters 6-7, `breaks.py`): a break stops the
-  trace with a partial graph and a call of a resume function. `break_points`
-  are the breaks found by an earlier pass of the same frame (offset -> break).
+  trace with a partial graph and a call of a resume function, or, where no
+  resume function is possible, at the last statement boundary with a partial
+  graph and the frame's own bytecode after it. `break_points` are the breaks
+  found by an earlier pass of the same frame (offset -> break).
 
 Compare with TorchDynamo: `InstructionTranslator` and its `RETURN_VALUE` /
 `_return` in `torch/_dynamo/symbolic_convert.py`.
@@ -24,7 +26,7 @@ from minidynamo.bytecode import Instruction, scan
 from minidynamo.exc import Unsupported
 from minidynamo.sources import LocalCellSource, LocalSource
 from minidynamo.translator.base import InstructionTranslatorBase
-from minidynamo.translator.breaks import GraphBreakMixin
+from minidynamo.translator.breaks import STATEMENT_BOUNDARY, GraphBreakMixin
 from minidynamo.variables import CellVariable, VariableTracker, new_object_id
 from minidynamo.variables.lazy import LazyVariableTracker
 
@@ -58,6 +60,7 @@ class InstructionTranslator(GraphBreakMixin, InstructionTranslatorBase):
         self.output_instructions: list[Instruction] = []
         self.break_points = dict(break_points or {})
         self.one_graph = one_graph  # fullgraph=True: every break is an error
+        self.checkpoint: Instruction | None = None  # the last statement boundary (breaks.py)
 
     @staticmethod
     def local_source(code: types.CodeType, name: str) -> LocalSource:
@@ -82,12 +85,19 @@ class InstructionTranslator(GraphBreakMixin, InstructionTranslatorBase):
         planned = self.break_points.pop(inst.offset, None)
         if planned is not None:
             self.current_instruction = inst
-            self.break_at_instruction(inst, planned)
+            if planned.kind is STATEMENT_BOUNDARY:
+                self.continue_natively(inst, planned)
+            else:
+                self.break_at_instruction(inst, planned)
             return False
+        self.note_checkpoint(inst)
         try:
             return super().step() and not self.output_instructions
         except Unsupported as error:
-            self.restart_at(inst, error)
+            try:
+                self.restart_at(inst, error)
+            except Unsupported as refused:  # no resume function here: the last checkpoint?
+                self.restart_at_checkpoint(refused)
             raise
 
     def RETURN_VALUE(self, inst: Instruction) -> None:

@@ -47,7 +47,10 @@ def torch_explain(case):
 
 
 def break_family(reason: str) -> str:
-    """A branch on a tensor, or a call that cannot be traced: the two kinds both report."""
+    """A branch on a tensor, a call that cannot be traced, or a fall back to the last
+    statement boundary: the kinds both compilers report."""
+    if "step_unsupported" in reason or "statement boundary" in reason:
+        return "statement boundary"  # no resume function: the original bytecode goes on
     branch = ("generic_jump", "data-dependent branch", "Data-dependent branching")
     return "branch" if any(word in reason for word in branch) else "call"
 

@@ -9,13 +9,14 @@ Families: tensor-dependent ``if``/``while``/``and``/``or``; ``print`` and other
 calls that cannot be traced (``.item()``, ``.tolist()``, C functions); breaks inside
 inlined helpers, nested helpers and methods; several breaks in a row; live
 containers, closures and NULLs on the stack at the break; breaks where torch.compile
-gives up on the whole frame (inside ``try``, inside loops); breaks inside grad-mode
+gives up on the whole frame (inside ``try``, inside loops) or falls back to the last
+statement boundary and runs the frame's own bytecode after it (a break no resume
+function can follow, once the graph has two operations); breaks inside grad-mode
 ``with`` blocks, whose outputs must keep eager's ``requires_grad``. Cases tagged
 ``known_gap`` are breaks minidynamo does not yet handle like torch: a callee
-called twice natively (torch reuses its compiled
-code: chapter 9's cache); a frame that falls back to eager while its callees
-are still compiled (PEP 523 does that for torch); a break inside an inlined
-``__bool__``; constructing a module while tracing.
+called twice natively (torch reuses its compiled code: chapter 9's cache); a frame
+that falls back to eager while its callees are still compiled (PEP 523 does that for
+torch); constructing a module while tracing.
 """
 
 from __future__ import annotations
@@ -591,8 +592,8 @@ def user_len_is_traced(x, s):
     return x
 
 
-@CASES.tag("known_gap")
 @case(pos(3))
+@case(neg(3))
 def user_bool_on_tensor_breaks(x):
     flag = TensorFlag(x * 2)
     y = x + 1
@@ -748,6 +749,89 @@ def break_in_fstring(x):
 def break_in_binary_operand(x):
     y = x + 1
     return y * (x.sum().item() + 1)
+
+
+## No resume function possible: the last statement boundary, then the original bytecode ##
+
+
+@case(t(3))
+def print_in_try_after_two_ops(x):
+    y = x * 2
+    z = y + 1
+    try:
+        print("try")
+    except ValueError:
+        pass
+    return z * 3
+
+
+@case(pos(3))
+@case(neg(3))
+def if_in_try_after_two_ops(x):
+    y = x * 2
+    z = y.sin()
+    try:
+        if z.sum() > 0:
+            z = z + 1
+    finally:
+        LOG.append("finally")
+    return z * y
+
+
+@case(t(3), [1.0])
+def statement_boundary_keeps_locals_and_mutations(x, items):
+    y = x.cos()
+    z = y * 2
+    items.append(2.0)
+    pair = [z, y]
+    scale = 3
+
+    def times():
+        return scale
+
+    try:
+        print("in try")
+    except ValueError:
+        pass
+    items.append(z)
+    return pair[0] * times() + pair[1], len(items)
+
+
+@case(t(3))
+def statement_boundary_in_a_resume_function(x):
+    y = x * 2
+    print("first")
+    z = y + 1
+    w = z * 3
+    try:
+        print("second")
+    except ValueError:
+        pass
+    return w - 1
+
+
+@case(t(3), 2)
+def print_in_try_in_while_loop(x, n):
+    y = x.sin()
+    z = y.cos()
+    k = 0
+    while k < n:
+        try:
+            print("loop")
+        finally:
+            k += 1
+    return z + k
+
+
+@case(pos(3))
+@case(neg(3))
+def user_bool_on_tensor_in_while(x):
+    y = x * 2
+    z = y + 1
+    n = 0
+    while TensorFlag(z - n):
+        n += 1
+    return z * n
 
 
 ## Where torch.compile gives up on the whole frame ########################################
