@@ -14,9 +14,12 @@ statement boundary and runs the frame's own bytecode after it (a break no resume
 function can follow, once the graph has two operations); breaks inside grad-mode
 ``with`` blocks, whose outputs must keep eager's ``requires_grad``. Cases tagged
 ``known_gap`` are breaks minidynamo does not yet handle like torch: a callee
-called twice natively (torch reuses its compiled code: chapter 9's cache); a frame
-that falls back to eager while its callees are still compiled (PEP 523 does that for
-torch); constructing a module while tracing.
+called twice natively (torch reuses its compiled code: chapter 9's cache); code that
+runs natively (a frame that falls back to eager, the bytecode after a statement
+boundary) while torch still compiles its callees (PEP 523 does that for torch; routing
+those calls through minidynamo's wrapper waits for chapter 9's cache, without which a
+callee in a native loop would be traced on every iteration); constructing a module
+while tracing.
 """
 
 from __future__ import annotations
@@ -808,6 +811,22 @@ def statement_boundary_in_a_resume_function(x):
     except ValueError:
         pass
     return w - 1
+
+
+def sin_twice(v):
+    return v.sin() * 2
+
+
+@CASES.tag("known_gap")
+@case(t(3))
+def helper_after_statement_boundary(x):
+    y = x * 2
+    z = y + 1
+    try:
+        print("try")
+    except ValueError:
+        pass
+    return sin_twice(z)
 
 
 @case(t(3), 2)
