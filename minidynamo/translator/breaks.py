@@ -77,6 +77,10 @@ BREAK_AT_OPCODES: dict[str, Callable[[Instruction], tuple[int, int]]] = {
     "STORE_ATTR": lambda inst: (2, 0),
 }
 
+# The jumps that keep their condition when they jump, and the popping jump that decides alike.
+POPPING_JUMPS = {"JUMP_IF_TRUE_OR_POP": "POP_JUMP_IF_TRUE",
+                 "JUMP_IF_FALSE_OR_POP": "POP_JUMP_IF_FALSE"}
+
 # Kinds of break that give up on the whole frame wherever they happen.
 WHOLE_FRAME_KINDS = frozenset({"inlining too deep", "graph break in loop"})
 
@@ -251,10 +255,13 @@ class GraphBreakMixin:
         state = self.store_state(codegen, list(self.stack), [after, target])
         kept, condition = state.stack[:-1], state.stack[-1]
         codegen.append("LOAD_FAST", argval=condition)
-        jump_block = [create_instruction("POP_TOP")] if keep else [create_instruction("NOP")]
-        codegen.append(jump_variant(inst.opname, backward=False), target=jump_block[0])
+        taken = create_instruction("NOP")
+        # `x or y` jumps keeping x; here the condition stays in its temporary anyway, so
+        # a popping jump decides the same way (and depyf reads it as a plain `if`)
+        jump = POPPING_JUMPS.get(inst.opname, jump_variant(inst.opname, backward=False))
+        codegen.append(jump, target=taken)
         self.call_resume(codegen, after, kept, state)
-        codegen.extend(jump_block)
+        codegen.extend([taken])
         self.call_resume(codegen, target, kept + [condition] * keep, state)
         self.finish_partial_graph(codegen, error)
 

@@ -81,26 +81,30 @@ def run_inside_blocks(body: list[Instruction], managers: list[str]) -> list[Inst
 
 
 def with_block(body: list[Instruction], manager: str, depth: int) -> list[Instruction]:
-    """`with <manager>: body`, as the 3.11 compiler writes it; `depth` values lie below.
+    """`with <manager>: body`, laid out exactly as the 3.11 compiler writes it (so that
+    depyf can decompile the generated code); `depth` values lie below on the stack.
 
-    The body's entry unwinds to the `__exit__` and jumps to the handler, which
-    calls `__exit__(exception)` and re-raises (a grad-mode manager never
-    swallows an exception); its own entry restores the exception state first.
+    The body unwinds to the `__exit__` and jumps to the handler, which calls
+    `__exit__(exception)` and re-raises unless it returned True; the handler's own
+    cleanup entry restores the exception state first.
     """
     enter = [create_instruction("LOAD_FAST", argval=manager), create_instruction("BEFORE_WITH")]
     protected = [create_instruction("POP_TOP"), *body]
+    after = create_instruction("NOP")
     leave = [create_instruction("LOAD_CONST", argval=None) for _ in range(3)]
     leave += [create_instruction("PRECALL", arg=2), create_instruction("CALL", arg=2),
-              create_instruction("POP_TOP")]
+              create_instruction("POP_TOP"), create_instruction("JUMP_FORWARD", target=after)]
+    suppressed = [create_instruction("POP_TOP"), create_instruction("POP_EXCEPT"),
+                  create_instruction("POP_TOP"), create_instruction("POP_TOP")]
     handler = [create_instruction("PUSH_EXC_INFO"), create_instruction("WITH_EXCEPT_START"),
-               create_instruction("POP_TOP"), create_instruction("RERAISE", arg=2)]
+               create_instruction("POP_JUMP_FORWARD_IF_TRUE", target=suppressed[0]),
+               create_instruction("RERAISE", arg=2)]
     cleanup = [create_instruction("COPY", arg=3), create_instruction("POP_EXCEPT"),
                create_instruction("RERAISE", arg=1)]
-    after = create_instruction("NOP")
     protect(protected, handler[0], depth + 1)
     protect(handler, cleanup[0], depth + 3)
-    jump = create_instruction("JUMP_FORWARD", target=after)
-    return [*enter, *protected, *leave, jump, *handler, *cleanup, after]
+    protect(suppressed[:1], cleanup[0], depth + 3)
+    return [*enter, *protected, *leave, *handler, *cleanup, *suppressed, after]
 
 
 def protect(instructions: list[Instruction], handler: Instruction, depth: int) -> None:

@@ -93,3 +93,4 @@ def test_explain_exposes_code_objects_and_show_code_decompiles_them():
 def test_catalogue_markdown_lists_every_kind():
     page = catalogue_markdown()
     assert all(f"## {kind.id}: {kind.title}" in page for kind in CATALOGUE.values())
+
