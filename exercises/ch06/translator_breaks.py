@@ -44,6 +44,7 @@ class GraphBreakMixin:
     def restart_at(self: InstructionTranslator, inst: Instruction, error: Unsupported) -> None:
         """A break found while running `inst`: trace again, breaking before it.
 
-        Otherwise the error goes on (the whole frame runs eagerly); `run` then adds
-        this frame's line to it."""
+        Otherwise the error goes on: `step` then tries the last statement boundary
+        (`restart_at_checkpoint`), and failing that the whole frame runs eagerly;
+        `run` adds this frame's line to it."""
         raise NotImplementedError("ch06.5: A break inside a CALL: record the user's line, then trace again and stop before it")

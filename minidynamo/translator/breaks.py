@@ -131,7 +131,8 @@ class GraphBreakMixin:
     # -- may we break here? ---------------------------------------------------------
 
     def check_can_break(self: InstructionTranslator, inst: Instruction, error: Unsupported) -> None:
-        """Raise unless a partial graph is possible: the whole frame then runs eagerly
+        """Raise unless a resume function can follow `inst`: the root translator then
+        falls back to the last statement boundary, or runs the whole frame eagerly
         (with `fullgraph=True`, `one_graph`, the break reaches the user instead)."""
         if self.one_graph or error.kind.title in WHOLE_FRAME_KINDS:
             raise error
@@ -175,8 +176,9 @@ class GraphBreakMixin:
     def restart_at(self: InstructionTranslator, inst: Instruction, error: Unsupported) -> None:
         """A break found while running `inst`: trace again, breaking before it.
 
-        Otherwise the error goes on (the whole frame runs eagerly); `run` then adds
-        this frame's line to it."""
+        Otherwise the error goes on: `step` then tries the last statement boundary
+        (`restart_at_checkpoint`), and failing that the whole frame runs eagerly;
+        `run` adds this frame's line to it."""
         if inst.opname not in BREAK_AT_OPCODES:
             raise error
         self.check_can_break(inst, error)

@@ -23,7 +23,7 @@ from corpus import graph_breaks
 from corpus.references import calls_of, tensor_reference
 
 import minidynamo
-from minidynamo.testing import compare_runs, run_minidynamo
+from minidynamo.testing import compare_runs, compare_with_torch, run_minidynamo
 
 CASES = graph_breaks.CASES
 CORPUS_FILE = graph_breaks.__file__
@@ -87,3 +87,12 @@ def test_show_code_decompiles_every_generated_code_object(case):
     explained = minidynamo.explain(case.fn)(*case.args, **case.kwargs)
     for code in explained.code_objects:
         assert f"def {code.co_name}(" in minidynamo.show_code(code)
+
+
+@pytest.mark.timeout(300)  # inductor compiles C++ on a cold cache
+@pytest.mark.parametrize("case", CASES.with_tag("inductor"), ids=lambda case: case.id)
+def test_inductor_backend_matches_torch_across_breaks(case):
+    """Partial graphs with grad-mode nodes, and a partial graph before a statement
+    boundary, compile with inductor on both compilers and give eager's values."""
+    comparison = compare_with_torch(case.fn, *case.args, backend="inductor", **case.kwargs)
+    assert comparison.ok, comparison.report()

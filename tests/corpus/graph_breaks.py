@@ -781,6 +781,7 @@ def if_in_try_after_two_ops(x):
     return z * y
 
 
+@CASES.tag("inductor")
 @case(t(3), [1.0])
 def statement_boundary_keeps_locals_and_mutations(x, items):
     y = x.cos()
@@ -977,6 +978,7 @@ def helper_break_in_no_grad(x):
     return y + x
 
 
+@CASES.tag("inductor")
 @case(needs_grad(3))
 def two_breaks_in_no_grad(x):
     with torch.no_grad():
