@@ -25,7 +25,13 @@ from typing import Any, Callable
 
 from minidynamo import resume
 from minidynamo.bytecode import scan
-from minidynamo.resume.live_frame import NULL, call_with_no_handled_exception, frame_cells, value_stack
+from minidynamo.resume.live_frame import (
+    NULL,
+    call_with_no_handled_exception,
+    frame_cells,
+    tracing_opcodes,
+    value_stack,
+)
 
 from .programs import Program
 
@@ -71,26 +77,6 @@ class Outcome:
         return (self.kind, self.value, self.log) == (other.kind, other.value, other.log)
 
 
-class tracing:
-    """`with tracing(code, local_trace):` traces the opcodes of frames running `code`."""
-
-    def __init__(self, code, local_trace):
-        self.code, self.local_trace = code, local_trace
-
-    def trace_calls(self, frame, event, arg):
-        if frame.f_code is not self.code:
-            return None
-        frame.f_trace_opcodes, frame.f_trace_lines = True, False
-        return self.local_trace
-
-    def __enter__(self):
-        self.previous = sys.gettrace()
-        sys.settrace(self.trace_calls)
-
-    def __exit__(self, *exc_info):
-        sys.settrace(self.previous)
-
-
 def reference(program: Program) -> tuple[Outcome, list[int]]:
     """CPython's undisturbed run: its outcome, and the offsets it executed in order."""
     fn, log = program.make(), []
@@ -101,7 +87,7 @@ def reference(program: Program) -> tuple[Outcome, list[int]]:
             executed.append(frame.f_lasti)
         return trace
 
-    with tracing(fn.__code__, trace):
+    with tracing_opcodes(fn.__code__, trace):
         outcome = Outcome.of(lambda: fn(log, *program.args, **program.kwargs), log)
     return outcome, executed
 
@@ -213,7 +199,7 @@ def stop_at(program: Program, offset: int, occurrence: int,
         results.append(action(fn, FrameState.capture(frame, log), log))
         return None
 
-    with tracing(fn.__code__, trace):
+    with tracing_opcodes(fn.__code__, trace):
         try:
             fn(log, *program.args, **program.kwargs)
         except Exception:  # noqa: BLE001 - the original's own end no longer matters
@@ -300,7 +286,7 @@ def stack_after_prologue(program: Program, offset: int, occurrence: int
 
     # Traced here, not inside `stop_at`'s callback: CPython does not trace calls made
     # by a trace function.
-    with tracing(resume_code, trace):
+    with tracing_opcodes(resume_code, trace):
         try:
             call_with_no_handled_exception(lambda: function(*arguments))
         except Exception:  # noqa: BLE001 - only the state at the resume offset matters

@@ -28,9 +28,11 @@ every instruction up to the break and knows what it pushed.
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
-from types import CellType, FrameType
-from typing import Any, Callable
+import sys
+from types import CellType, CodeType, FrameType
+from typing import Any, Callable, Iterator
 
 from minidynamo.bytecode import opcodes
 
@@ -85,6 +87,25 @@ def frame_cells(frame: FrameType) -> list[CellType]:
     if not all(isinstance(cell, CellType) for cell in cells):
         raise ValueError(f"the cells of {frame.f_code.co_name} are not made yet: {cells}")
     return cells
+
+
+@contextlib.contextmanager
+def tracing_opcodes(code: CodeType, local_trace: Callable[..., Any]) -> Iterator[None]:
+    """`with tracing_opcodes(code, local_trace):` calls `local_trace(frame, "opcode",
+    None)` before every instruction of each frame that runs `code` (and no other)."""
+
+    def trace_calls(frame: FrameType, event: str, arg: Any) -> Any:
+        if frame.f_code is not code:
+            return None
+        frame.f_trace_opcodes, frame.f_trace_lines = True, False
+        return local_trace
+
+    previous = sys.gettrace()
+    sys.settrace(trace_calls)
+    try:
+        yield
+    finally:
+        sys.settrace(previous)
 
 
 def call_with_no_handled_exception(thunk: Callable[[], Any]) -> Any:

@@ -33,6 +33,7 @@ from minidynamo.resume.live_frame import (
     NULL,
     call_with_no_handled_exception,
     frame_cells,
+    tracing_opcodes,
     value_stack,
 )
 
@@ -67,30 +68,9 @@ def reference(sample: Sample) -> tuple[Outcome, list[int]]:
             executed.append(frame.f_lasti)
         return trace_opcodes
 
-    with tracing(fn.__code__, trace_opcodes):
+    with tracing_opcodes(fn.__code__, trace_opcodes):
         outcome = Outcome.of(lambda: fn(log, *args, **kwargs), log)
     return outcome, executed
-
-
-class tracing:
-    """`with tracing(code, local_trace):` traces opcodes of frames running `code`."""
-
-    def __init__(self, code, local_trace):
-        self.code, self.local_trace = code, local_trace
-
-    def trace_calls(self, frame, event, arg):
-        if frame.f_code is not self.code:
-            return None
-        frame.f_trace_opcodes = True
-        frame.f_trace_lines = False
-        return self.local_trace
-
-    def __enter__(self):
-        self.previous = sys.gettrace()
-        sys.settrace(self.trace_calls)
-
-    def __exit__(self, *exc_info):
-        sys.settrace(self.previous)
 
 
 @dataclass
@@ -156,7 +136,7 @@ def resume_at(sample: Sample, offset: int, occurrence: int, cache: resume.Resume
         outcome[-1].at = state.log_length
         return None
 
-    with tracing(fn.__code__, trace_opcodes):
+    with tracing_opcodes(fn.__code__, trace_opcodes):
         try:
             fn(log, *args, **kwargs)
         except Exception:   # noqa: BLE001 - the original's end no longer matters
