@@ -105,7 +105,7 @@ def compile_frame(function: Any, *, backend: Backend, fullgraph: bool) -> Any:
     if isinstance(function, types.MethodType):
         inner = compile_frame(function.__func__, backend=backend, fullgraph=fullgraph)
         return types.MethodType(inner, function.__self__)
-    if not isinstance(function, types.FunctionType) or is_torch_internal(function):
+    if not isinstance(function, types.FunctionType) or is_skipped_frame(function):
         return function
 
     @functools.wraps(function)
@@ -115,10 +115,12 @@ def compile_frame(function: Any, *, backend: Backend, fullgraph: bool) -> Any:
     return compiled_frame
 
 
-def is_torch_internal(function: types.FunctionType) -> bool:
-    """torch's own Python code is not compiled as a frame (TorchDynamo's skip files)."""
+def is_skipped_frame(function: types.FunctionType) -> bool:
+    """torch's own Python code, minidynamo's and the standard library's are not compiled
+    as frames (TorchDynamo's skip files, `trace_rules.py`)."""
     module = function.__globals__.get("__name__", "") or ""
-    return module == "torch" or module.startswith(("torch.", "minidynamo."))
+    return module.split(".")[0] in ("torch", "minidynamo") or (
+        module.split(".")[0] in sys.stdlib_module_names)
 
 
 def call_compiled(

@@ -53,7 +53,7 @@ import types
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable
 
-from minidynamo.bytecode import Instruction, create_instruction, scan
+from minidynamo.bytecode import Instruction, create_instruction, opcodes, scan
 from minidynamo.bytecode.opcodes import jump_variant
 from minidynamo.codegen import PyCodegen
 from minidynamo.exc import CATALOGUE, Unsupported, graph_break
@@ -223,7 +223,37 @@ class GraphBreakMixin:
         target = next(each for each in body if each.offset == inst.offset)
         codegen.append("JUMP_FORWARD", target=target)
         self.finish_partial_graph(codegen, error)
-        self.output_instructions += body
+        self.output_instructions += self.route_calls(body)
+
+    def route_calls(self: InstructionTranslator, body: list[Instruction]) -> list[Instruction]:
+        """The original bytecode, each call of a global function or of a method (outside
+        loops) made through minidynamo's wrapper, so that the callee is compiled as a frame
+        of its own, as PEP 523 makes TorchDynamo do. Calls inside a loop stay native until
+        chapter 9's cache: without it, the callee would be traced on every iteration."""
+        wrapper = self.output.install_global("___minidynamo_object", self.output.frame_compiler)
+        loops = [(each.target.offset, each.offset) for each in body
+                 if each.target is not None and each.target.offset < each.offset]
+        routed = []
+        for inst in body:
+            routed.append(inst)
+            if any(start <= inst.offset <= end for start, end in loops):
+                continue
+            if inst.opname == "LOAD_METHOD":  # [obj] -> [NULL, obj.name], as a plain call
+                inst.opname, inst.opcode, inst.arg = "LOAD_ATTR", opcodes.OPMAP["LOAD_ATTR"], None
+                wrap = [create_instruction("PUSH_NULL"), create_instruction("SWAP", arg=2)]
+            elif inst.opname == "LOAD_GLOBAL" and inst.arg & 1:  # [NULL, fn]: a call target
+                wrap = []
+            else:
+                continue
+            # [NULL, fn] -> [NULL, NULL, wrapper, fn] -> CALL 1 -> [NULL, wrapper(fn)]
+            wrap += [create_instruction("PUSH_NULL"), create_instruction("SWAP", arg=2),
+                     create_instruction("LOAD_GLOBAL", argval=wrapper, arg=0),
+                     create_instruction("SWAP", arg=2), create_instruction("PRECALL", arg=1),
+                     create_instruction("CALL", arg=1)]
+            for added in wrap:
+                added.exn_tab_entry, added.positions = inst.exn_tab_entry, inst.positions
+            routed += wrap
+        return routed
 
     # -- breaking at an instruction ---------------------------------------------------
 

@@ -10,7 +10,7 @@ import itertools
 import types
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable
-from minidynamo.bytecode import Instruction, create_instruction, scan
+from minidynamo.bytecode import Instruction, create_instruction, opcodes, scan
 from minidynamo.bytecode.opcodes import jump_variant
 from minidynamo.codegen import PyCodegen
 from minidynamo.exc import CATALOGUE, Unsupported, graph_break

@@ -15,11 +15,11 @@ function can follow, once the graph has two operations); breaks inside grad-mode
 ``with`` blocks, whose outputs must keep eager's ``requires_grad``. Cases tagged
 ``known_gap`` are breaks minidynamo does not yet handle like torch: a callee
 called twice natively (torch reuses its compiled code: chapter 9's cache); code that
-runs natively (a frame that falls back to eager, the bytecode after a statement
-boundary) while torch still compiles its callees (PEP 523 does that for torch; routing
-those calls through minidynamo's wrapper waits for chapter 9's cache, without which a
-callee in a native loop would be traced on every iteration); constructing a module
-while tracing.
+runs natively while torch still compiles its callees (PEP 523 does that for torch): a
+frame that falls back to eager, and calls inside loops of the bytecode after a
+statement boundary (outside loops they go through minidynamo's wrapper; inside, that
+waits for chapter 9's cache, without which a callee would be traced on every
+iteration); constructing a module while tracing.
 """
 
 from __future__ import annotations
@@ -818,7 +818,6 @@ def sin_twice(v):
     return v.sin() * 2
 
 
-@CASES.tag("known_gap")
 @case(t(3))
 def helper_after_statement_boundary(x):
     y = x * 2
@@ -828,6 +827,42 @@ def helper_after_statement_boundary(x):
     except ValueError:
         pass
     return sin_twice(z)
+
+
+@CASES.tag("known_gap")
+@case(t(3))
+def helper_in_loop_after_statement_boundary(x):
+    y = x * 2
+    z = y + 1
+    try:
+        print("try")
+    except ValueError:
+        pass
+    for _ in range(2):
+        z = sin_twice(z)
+    return z
+
+
+class Doubling(torch.nn.Module):
+    def forward(self, x):
+        return x * 2
+
+
+class Guarded(Doubling):
+    def forward(self, x):
+        y = x.sin()
+        z = y.cos()
+        try:
+            print("guarded")
+        finally:
+            LOG.append("done")
+        return super().forward(z) + self.bias(z)
+
+    def bias(self, z):
+        return z.mean()
+
+
+CASES.add("module_methods_after_statement_boundary", Guarded(), t(3))
 
 
 @case(t(3), 2)
