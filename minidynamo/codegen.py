@@ -13,6 +13,14 @@ what the original code would have: the return value, with every mutation done.
   its items and BUILD_LIST. A mutable object built once is kept in a temporary
   local, so `return xs, xs` returns one list twice, not two lists.
 
+Reading and writing must not interleave. A source describes a value *as it was
+when the frame started*: `L['xs'][1]` is right only while `xs` has not been
+changed, and the generated code itself changes things (it replays `xs[:] = ...`,
+fills cells, stores globals). So the generated code reads first and writes
+after: `preload` reads every source that a write could change into a temporary
+before the first write, and from then on that source is loaded from the
+temporary (chapter 7, "read everything, then write").
+
 Compare with TorchDynamo: `torch/_dynamo/codegen.py` (`PyCodegen.__call__`,
 `add_graph_output`, `load_graph_output`, `tempvars`).
 """
@@ -20,7 +28,7 @@ Compare with TorchDynamo: `torch/_dynamo/codegen.py` (`PyCodegen.__call__`,
 from __future__ import annotations
 
 import builtins
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Callable, Iterable
 
 import torch.fx
 
@@ -48,6 +56,7 @@ class PyCodegen:
         self.instructions: list[Instruction] = []
         self.graph_outputs: list[torch.fx.Node] = []  # position = index in the graph's output tuple
         self.cached_objects: dict[int, str] = {}  # object_id -> temporary local holding it
+        self.preloaded: dict[str, str] = {}  # source name -> temporary read before any write
         self.temporaries = 0
 
     def __call__(self, value: VariableTracker) -> None:
@@ -87,7 +96,21 @@ class PyCodegen:
         return name
 
     def load_source(self, source: Source) -> None:
+        if source.name() in self.preloaded:  # read before the writes began
+            return self.append("LOAD_FAST", argval=self.preloaded[source.name()])
         self.extend(source.reconstruct())
+
+    def preload(self, values: Iterable[VariableTracker]) -> None:
+        """Before the first write: read every source that rebuilding `values` will load
+        and that a write may change (`Source.may_be_overwritten`) into a temporary."""
+        self.preload_sources(sources_read_by(values, self.output.side_effects.latest))
+
+    def preload_sources(self, sources: Iterable[Source]) -> None:
+        """Read each of `sources` that a write may change into a temporary, once."""
+        for source in sources:
+            if source.may_be_overwritten() and source.name() not in self.preloaded:
+                self.extend(source.reconstruct())
+                self.preloaded[source.name()] = self.store_temporary()
 
     def load_const(self, value: Any) -> None:
         if is_constant_value(value) or isinstance(value, (range, torch.Size)):
@@ -128,3 +151,36 @@ class PyCodegen:
         self.append("LOAD_FAST", argval=GRAPH_OUTPUT_LOCAL)
         self.load_const(self.graph_outputs.index(node))
         self.append("BINARY_SUBSCR")
+
+
+def sources_read_by(values: Iterable[Any],
+                    latest: Callable[[VariableTracker], VariableTracker]) -> list[Source]:
+    """The sources that rebuilding `values` loads, in the order met: a value with a
+    source is loaded from it; one without is rebuilt from its children."""
+    found: dict[str, Source] = {}
+    seen: set[int] = set()
+    pending = list(values)
+    while pending:
+        value = pending.pop(0)
+        if isinstance(value, (list, tuple)):
+            pending[:0] = value
+            continue
+        if isinstance(value, dict):
+            pending[:0] = value.values()
+            continue
+        if not isinstance(value, VariableTracker) or id(value) in seen:
+            continue
+        seen.add(id(value))
+        if isinstance(value, LazyVariableTracker) and not value.is_realized():
+            found.setdefault(value.source.name(), value.source)  # reloaded, never looked at
+            continue
+        if isinstance(value, LazyVariableTracker):
+            value = value.unwrap()
+        value = latest(value)  # the order of the tests is `PyCodegen.__call__`'s
+        if isinstance(value, ConstantVariable):
+            continue
+        if value.source is not None:
+            found.setdefault(value.source.name(), value.source)
+        elif not isinstance(value, TensorVariable):
+            pending[:0] = [getattr(value, name) for name in value.children_fields]
+    return list(found.values())

@@ -11,7 +11,10 @@ what will happen. So a mutation makes a new version of the object's tracker
 - `store_global` records `global w; w = ...`;
 - after the graph runs, `codegen_replay` emits bytecode that applies the final
   state of each mutated object once: `xs[:] = [...]`, `d.clear(); d.update({...})`,
-  `obj.attr = v`, `cell.cell_contents = v`, `STORE_GLOBAL w`.
+  `obj.attr = v`, `cell.cell_contents = v`, `STORE_GLOBAL w`. It first reads
+  everything the writes will use (`PyCodegen.preload`), so that no write changes
+  what a later one reads: after `xs.insert(0, t)`, an item still read as
+  `L['xs'][1]` must be read before `xs[:] = ...` runs.
 
 The table also remembers every real object the builder wrapped, by identity, so
 that one Python object always has one tracker (`existing_variable`).
@@ -112,13 +115,23 @@ class SideEffects:
     # -- replaying after the graph ----------------------------------------------
 
     def codegen_replay(self, codegen: PyCodegen) -> None:
-        """Emit the bytecode that applies every recorded mutation, once."""
+        """Emit the bytecode that applies every recorded mutation, once: the reads first."""
+        self.codegen_preload(codegen)
         for object_id, variable in self.latest_versions.items():  # in the order first seen
             if object_id in self.mutated:
                 REPLAYS[type(variable)](codegen, variable)
         for (_, name), (f_globals, value) in self.global_writes.items():
             codegen(value)
             codegen.store_global(f_globals, name)
+
+    def codegen_preload(self, codegen: PyCodegen) -> None:
+        """Read what the writes will use (the objects written to, their new contents)."""
+        replayed = [variable for object_id, variable in self.latest_versions.items()
+                    if object_id in self.mutated]
+        codegen.preload_sources(variable.source for variable in replayed)
+        contents = [getattr(variable, name) for variable in replayed
+                    for name in variable.children_fields]
+        codegen.preload(contents + [value for _, value in self.global_writes.values()])
 
 
 def _replay_list(codegen: PyCodegen, variable: ListVariable) -> None:

@@ -48,6 +48,12 @@ class Source:
         """Whether the path starts at a local of the frame (not at a global)."""
         return False
 
+    def may_be_overwritten(self) -> bool:
+        """Whether the generated code's writes (side effects replayed, the frame's cells
+        filled) can change what this path reads: anything but a plain local or a cell
+        object. Such a source is read before the first write (`PyCodegen.preload`)."""
+        return True
+
     def __str__(self) -> str:
         return self.name()
 
@@ -72,6 +78,9 @@ class LocalSource(Source):
 
     def is_local(self) -> bool:
         return True
+
+    def may_be_overwritten(self) -> bool:
+        return self.is_cell  # STORE_DEREF fills cells; the generated code keeps the fast locals
 
 
 @dataclass(frozen=True)
@@ -107,6 +116,9 @@ class ImportSource(Source):
             create_instruction("IMPORT_NAME", argval=self.module_name),
         ]
 
+    def may_be_overwritten(self) -> bool:
+        return False
+
 
 @dataclass(frozen=True)
 class LocalCellSource(Source):
@@ -126,6 +138,9 @@ class LocalCellSource(Source):
 
     def is_local(self) -> bool:
         return True
+
+    def may_be_overwritten(self) -> bool:
+        return False  # the cell object itself; its contents are LocalSource(is_cell=True)
 
 
 @dataclass(frozen=True)

@@ -31,7 +31,7 @@ from minidynamo.exc import CATALOGUE, Unsupported, graph_break
 from minidynamo.resume import ResumeError, live_locals_at, original_location, resume_cache
 from minidynamo.resume.blocks import WITH_HANDLER, Blocks
 from minidynamo.translator.with_blocks import exit_blocks, run_inside_blocks
-from minidynamo.variables import NullVariable, VariableTracker
+from minidynamo.variables import CellVariable, NullVariable, VariableTracker
 from minidynamo.variables.ctx_manager import WithExitFunctionVariable
 from minidynamo.variables.functions import BaseUserFunctionVariable
 if TYPE_CHECKING:

@@ -60,7 +60,7 @@ from minidynamo.exc import CATALOGUE, Unsupported, graph_break
 from minidynamo.resume import ResumeError, live_locals_at, original_location, resume_cache
 from minidynamo.resume.blocks import WITH_HANDLER, Blocks
 from minidynamo.translator.with_blocks import exit_blocks, run_inside_blocks
-from minidynamo.variables import NullVariable, VariableTracker
+from minidynamo.variables import CellVariable, NullVariable, VariableTracker
 from minidynamo.variables.ctx_manager import WithExitFunctionVariable
 from minidynamo.variables.functions import BaseUserFunctionVariable
 
@@ -214,10 +214,13 @@ class GraphBreakMixin:
         """Partial graph, the live locals stored back, then the original code from `inst`."""
         error.add_user_frame(self.user_frame())
         codegen = self.start_partial_graph(error)
-        for name in self.live_locals(inst):
-            if name not in self.code.co_cellvars:  # the frame's cells are filled already
-                codegen(self.symbolic_locals[name])
-                codegen.append("STORE_FAST", argval=name)
+        names = [name for name in self.live_locals(inst)
+                 if name not in self.code.co_cellvars]  # the frame's cells are filled below
+        state = self.store_state(codegen, [], [inst], names=names)
+        self.write_back(codegen)
+        for name, temp in state.locals.items():
+            codegen.append("LOAD_FAST", argval=temp)
+            codegen.append("STORE_FAST", argval=name)
         original = scan(self.code)
         body = original[next(i for i, each in enumerate(original) if each.opname == "RESUME") + 1:]
         target = next(each for each in body if each.offset == inst.offset)
@@ -264,6 +267,7 @@ class GraphBreakMixin:
         after = self.instructions[self.index_of[id(inst)] + 1]
         codegen = self.start_partial_graph(error)
         state = self.store_state(codegen, list(self.stack), [after])
+        self.write_back(codegen)
         kept, operands = state.stack[:-consumed], state.stack[-consumed:]
         start = len(codegen.instructions)
         for temp in operands:
@@ -285,6 +289,7 @@ class GraphBreakMixin:
         after, target = self.instructions[self.instruction_pointer], inst.target
         codegen = self.start_partial_graph(error)
         state = self.store_state(codegen, list(self.stack), [after, target])
+        self.write_back(codegen)
         kept, condition = state.stack[:-1], state.stack[-1]
         codegen.append("LOAD_FAST", argval=condition)
         taken = create_instruction("NOP")
@@ -300,28 +305,42 @@ class GraphBreakMixin:
     # -- the pieces -------------------------------------------------------------------
 
     def start_partial_graph(self: InstructionTranslator, error: Unsupported) -> PyCodegen:
-        """A codegen whose first instructions replay the side effects recorded so far."""
+        """A codegen for the code after the partial graph; it writes nothing yet.
+
+        What follows reads first and writes after (codegen.py): `store_state` reads the
+        stack and the live locals into temporaries, then `write_back` replays the side
+        effects and fills the frame's cells."""
         self.output.break_reason = error
         exit_blocks(self)  # the graph hands back the grad mode it was called with
         codegen = PyCodegen(self.output)
-        self.store_own_cells(codegen)
-        self.output.side_effects.codegen_replay(codegen)
+        self.load_own_cells(codegen)
         return codegen
 
-    def store_own_cells(self: InstructionTranslator, codegen: PyCodegen) -> None:
-        """The frame's own cells (MAKE_CELL) are real cells of the transformed frame:
-        fill them, and rebuild every reference to them as that very cell, so that
-        closures made before the break and the resume function share them."""
-        for name in self.code.co_cellvars:
-            cell = self.cells.get(name)
-            if cell is None or cell.source is not None:
-                continue
-            cell = self.output.side_effects.latest(cell)
-            if cell.contents is not None:
-                codegen(cell.contents)
-                codegen.append("STORE_DEREF", argval=name)
+    def own_cells(self: InstructionTranslator) -> dict[str, CellVariable]:
+        """The frame's own cells (MAKE_CELL) that the trace has seen, newest versions."""
+        cells = {name: self.cells.get(name) for name in self.code.co_cellvars}
+        return {name: self.output.side_effects.latest(cell) for name, cell in cells.items()
+                if cell is not None and cell.source is None}
+
+    def load_own_cells(self: InstructionTranslator, codegen: PyCodegen) -> None:
+        """The frame's own cells are real cells of the transformed frame: every reference
+        to one is rebuilt as that very cell, so that closures made before the break and
+        the resume function share it."""
+        for name, cell in self.own_cells().items():
             codegen.append("LOAD_CLOSURE", argval=name)
             codegen.cached_objects[cell.object_id] = codegen.store_temporary()
+
+    def write_back(self: InstructionTranslator, codegen: PyCodegen) -> None:
+        """Fill the frame's own cells and replay the side effects, everything they
+        read being read before the first of them writes."""
+        filled = {name: cell.contents for name, cell in self.own_cells().items()
+                  if cell.contents is not None}
+        codegen.preload(filled.values())
+        self.output.side_effects.codegen_preload(codegen)
+        for name, contents in filled.items():
+            codegen(contents)
+            codegen.append("STORE_DEREF", argval=name)
+        self.output.side_effects.codegen_replay(codegen)
 
     def finish_partial_graph(self: InstructionTranslator, codegen: PyCodegen,
                              error: Unsupported) -> None:
@@ -331,8 +350,10 @@ class GraphBreakMixin:
         error.compiled_graph = self.output.compiled_graph is not None
 
     def store_state(self: InstructionTranslator, codegen: PyCodegen,
-                    stack: list[VariableTracker], resume_at: list[Instruction]) -> FrameState:
-        """Rebuild each stack value and each live local into a temporary."""
+                    stack: list[VariableTracker], resume_at: list[Instruction],
+                    names: list[str] | None = None) -> FrameState:
+        """Rebuild each stack value and each live local (at `resume_at`, or `names`)
+        into a temporary, before anything is written back."""
         stack_temps: list[str | None] = []
         self.state_values: dict[str, VariableTracker] = {}
         for value in stack:
@@ -342,9 +363,10 @@ class GraphBreakMixin:
                 codegen(value)
                 stack_temps.append(codegen.store_temporary())
                 self.state_values[stack_temps[-1]] = value.realize()
-        names: list[str] = []
-        for inst in resume_at:
-            names += [name for name in self.live_locals(inst) if name not in names]
+        if names is None:
+            names = []
+            for inst in resume_at:
+                names += [name for name in self.live_locals(inst) if name not in names]
         local_temps = {}
         for name in names:
             codegen(self.symbolic_locals[name])

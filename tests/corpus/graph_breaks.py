@@ -1032,3 +1032,57 @@ def enable_grad_inside_no_grad_with_break(x):
             print("inner")
             b = x * 3
     return a, b
+
+
+## Values that cross a break: read as they were, before anything is written back ########
+# The generated code reads every value it passes on before it replays a mutation or fills
+# a cell (codegen.py, "read everything, then write"); minimal programs from the fuzzer.
+
+
+@case(torch.tensor([1.0, 2.0]))
+def cell_rebound_between_two_breaks(x):
+    t0 = x
+    x.tolist()
+    t0 = t0 * 2  # t0 is a cell of the lambda; x was first seen through it
+    v = x.tolist()
+    return v[0], (lambda: t0)()
+
+
+@case(torch.tensor([9.0]), [torch.full((1,), float(i)) for i in range(3)])
+def item_of_list_mutated_before_break(x, xs):
+    t1 = xs[1]
+    xs.insert(0, x)
+    x.tolist()
+    xs.insert(0, t1)
+    return xs
+
+
+@case(t(2), [t(2), t(2)], [t(2)])
+def item_moved_between_two_input_lists(x, xs, ys):
+    first = xs[0]
+    xs.reverse()
+    ys.append(first)
+    print("break")
+    return x + ys[-1] + xs[0]
+
+
+class Box:
+    def __init__(self, value):
+        self.value = value
+
+
+@case(t(2), Box(t(2)))
+def attribute_overwritten_before_break(x, box):
+    old = box.value
+    box.value = x * 2
+    print("break")
+    return old + box.value
+
+
+@case(t(2), {"a": t(2), "b": t(2)})
+def dict_item_replaced_before_break(x, d):
+    a = d["a"]
+    d["a"] = d["b"]
+    d["b"] = x
+    x.tolist()
+    return a + d["a"] + d["b"]
