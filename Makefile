@@ -4,7 +4,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: docs docs-strict test check-generated verify notebooks grade gradescope release bench scan demo clean
+.PHONY: docs docs-strict test check-generated verify notebooks grade gradescope release bench scan demo fuzz clean
 
 $(STAMP): pyproject.toml
 	@command -v $(PYTHON) >/dev/null 2>&1 || { \
@@ -35,6 +35,18 @@ test: $(STAMP)
 	$(PY) -m mkdocs build --strict --site-dir site
 	$(PY) -m course notebooks --check --execute
 
+# Headless Chromium for tests/docs/test_browser.py: Debian's packages, installed when
+# missing if make runs as root; otherwise (or if apt-get fails) that test skips and says why.
+.PHONY: browser
+browser:
+	@command -v chromium >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	    { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver >/dev/null; } \
+	      || echo "warning: apt-get could not install chromium; the browser test will skip"; \
+	  else echo "note: chromium is missing and make is not root; the browser test will skip"; fi; }
+
+test: browser
+
 check-generated: $(STAMP)
 	$(PY) -m course check
 
@@ -55,6 +67,11 @@ release: $(STAMP)
 
 bench: $(STAMP)
 	for bench in benchmarks/bench_*.py; do $(PY) $$bench || exit 1; done
+
+# The differential fuzzer at scale (`make test` runs a few hundred programs of it).
+FUZZ_COUNT ?= 10000
+fuzz: $(STAMP)
+	$(PY) -m minidynamo.fuzz --count $(FUZZ_COUNT) --seed 0 --jobs 2 --out fuzz-failures
 
 scan: $(STAMP)
 	$(PY) -m minidynamo.scan $(TARGET)

@@ -18,7 +18,10 @@ and names the page. Two courtesies to students: code() folds an exercise's code 
 collapsed box, and an example that reaches an exercise stub (in a student edition, where
 the package's exercise bodies are stubs) is shown as "not run" instead of failing.
 `course.notebooks` reuses `split_blocks` and `exec_info`, so that the lab notebooks run
-exactly the code the site runs.
+exactly the code the site runs. An example and its output are marked with the classes
+`exec-example` (plus `exec-silent` when it prints nothing) and `exec-output`, which
+the browser test (`tests/docs/test_browser.py`) checks on every page. The site also
+serves its own copy of mermaid (`course/mermaid.py`), so diagrams draw offline.
 """
 from __future__ import annotations
 
@@ -38,6 +41,7 @@ from pathlib import Path
 
 from mkdocs.exceptions import PluginError
 
+from course import mermaid
 from course.manifest import ManifestError, load_chapter, load_chapters
 
 ROOT = Path(__file__).resolve().parents[1]  # the repository: course/ lives at its top
@@ -224,12 +228,20 @@ def catalogue(root: Path = ROOT) -> str:
 
 
 def _catalogue_from_entries(entries: dict) -> str:
+    """The page without the package's generator: ids, kinds, hints and torch's entries."""
     kinds = sorted(entries.values(), key=lambda kind: kind.id)
     cell = lambda text: str(text).replace("|", "&#124;")  # noqa: E731
-    lines = ["| id | kind | hint |", "|---|---|---|"]
-    lines += [f"| {kind.id} | {cell(kind.title)} | {cell(kind.hint)} |" for kind in kinds]
+
+    def torch_entry(kind) -> str:  # the package's BreakKind.torch_url keeps the link pattern
+        url = getattr(kind, "torch_url", None)
+        return f"[{kind.torch_id}]({url}) {cell(kind.torch_gb_type)}" if url else "-"
+
+    lines = ["| id | kind | hint | TorchDynamo |", "|---|---|---|---|"]
+    lines += [f"| {kind.id} | {cell(kind.title)} | {cell(kind.hint)} | {torch_entry(kind)} |"
+              for kind in kinds]
     for kind in kinds:
-        lines += ["", f"## {kind.id}: {kind.title}", "", kind.explanation, "", f"**Hint:** {kind.hint}"]
+        lines += ["", f"## {kind.id}: {kind.title}", "", kind.explanation, "",
+                  f"**Hint:** {kind.hint}", "", f"**TorchDynamo:** {torch_entry(kind)}"]
     return "\n".join(lines) + "\n"
 
 
@@ -304,8 +316,8 @@ def expand(markdown: str, page: str, *, filename: str | None = None, root: Path 
         opener = block.indent + block.fence
         info = exec_info(block.info)
         body = textwrap.indent(block.body, block.indent, lambda line: True)
-        out.append(f"{opener}{block.info if info is None else info}\n{body}{opener}")
         if info is None:
+            out.append(f"{opener}{block.info}\n{body}{opener}")
             continue
         example += 1
         output = ""
@@ -314,6 +326,8 @@ def expand(markdown: str, page: str, *, filename: str | None = None, root: Path 
                 output = run_example(block, example, namespace, page, filename)
             except StubReached as reached:
                 stub = STUB_MESSAGE.fullmatch(str(reached))
+        silent = not output and stub is None
+        out.append(f"{opener}{_marked(info, 'exec-example', silent=silent)}\n{body}{opener}")
         if stub is not None:
             output = (
                 f'!!! warning "Not run: exercise {stub["task"]} ({stub["title"]}) is a stub '
@@ -321,11 +335,19 @@ def expand(markdown: str, page: str, *, filename: str | None = None, root: Path 
                 "this page, need it. They run once the package has its code back."
             )
         elif output:
-            output = f'```text title="Output"\n{output.rstrip()}\n```'
+            fence = "```" + _marked('text title="Output"', "exec-output")
+            output = f"{fence}\n{output.rstrip()}\n```"
         if output:
             out.append("")
             out.append(textwrap.indent(output, block.indent, lambda line: True))
     return "\n".join(out) + "\n"
+
+
+def _marked(info: str, css_class: str, *, silent: bool = False) -> str:
+    """`python` -> `{.python .exec-example}`: superfences' attribute form of an info string."""
+    language, _, options = info.partition(" ")
+    classes = f".{language} .{css_class}" + (" .exec-silent" if silent else "")
+    return "{" + " ".join(filter(None, [classes, options.strip()])) + "}"
 
 
 def _expand_text(block: Text, page: str, root: Path) -> list[str]:
@@ -379,6 +401,24 @@ def _fingerprint(markdown: str, page: str) -> str:
     for path in sorted([*ROOT.glob("minidynamo/**/*.py"), *ROOT.glob("exercises/*/manifest.toml")]):
         digest.update(f"{path}:{path.stat().st_mtime_ns}".encode())
     return digest.hexdigest()
+
+
+def on_config(config):
+    """Serve mermaid from the site: its script is loaded before material draws diagrams."""
+    if mermaid.SITE_PATH not in config.extra_javascript:
+        config.extra_javascript.append(mermaid.SITE_PATH)
+    return config
+
+
+def on_files(files, config):
+    """Add the pinned mermaid script (fetched once into .cache/) and its licence to the site."""
+    from mkdocs.structure.files import File
+
+    script = mermaid.mermaid_js()
+    for site_path, source in [(mermaid.SITE_PATH, script),
+                              (mermaid.SITE_LICENSE_PATH, script.parent / mermaid.LICENSE)]:
+        files.append(File.generated(config, site_path, abs_src_path=str(source)))
+    return files
 
 
 def on_page_markdown(markdown: str, page, config, files) -> str:

@@ -138,6 +138,7 @@ def call_compiled(
             report_graph_break(fn, error, "raising it (fullgraph=True)")
             raise
         report_graph_break(fn, error, "running it eagerly", level=logging.WARNING)
+        counters["frames_run_eagerly"] += 1
         return fn(*args, **kwargs)
     except BackendCompilerFailed as error:  # the graph was fine, its compiler was not
         if not config.suppress_errors:

@@ -4,10 +4,12 @@ When the symbolic VM meets something it cannot model (an opcode without a
 handler, a value it cannot wrap, a branch on a tensor's data), it does not guess.
 It raises `Unsupported`, a *graph break*, through the single helper
 `graph_break(kind, reason)`. Every break belongs to a kind in `CATALOGUE`: a
-stable id (`GB0003`), a title, an explanation of why minidynamo cannot continue
-and a hint for the user. As the exception travels out through the translators,
-each one adds the user's file and line to `user_stack`, so the message ends by
-pointing at the user's code, innermost frame first.
+stable id of minidynamo's own (`MD0003`), a title, an explanation of why
+minidynamo cannot continue, a hint for the user and, where torch has one, the
+entry of torch's registry for the same break (`GB0170`, "Data-dependent
+branching"). As the exception travels out through the translators, each one adds
+the user's file and line to `user_stack`, so the message ends by pointing at the
+user's code, innermost frame first.
 
 `InternalError` is different: it means minidynamo itself is wrong. The frame
 converter falls back to eager on it (with a warning) unless `config.strict`.
@@ -19,7 +21,9 @@ backend's own exception chained; `config.suppress_errors` runs the frame
 eagerly instead.
 
 Compare with TorchDynamo: `torch/_dynamo/exc.py` (`Unsupported`, `unimplemented`,
-`BackendCompilerFailed`) and `graph_break_registry.json`, whose `gb_type` ids play the role of ours.
+`BackendCompilerFailed`) and `graph_break_registry.json`, which gives each `gb_type` an
+id `GBnnnn` and a page on torch's graph-break site. minidynamo's ids start with `MD`,
+so that an id is never mistaken for torch's.
 """
 
 from __future__ import annotations
@@ -28,118 +32,163 @@ from dataclasses import dataclass, field
 from typing import Any, NoReturn
 
 
+# torch's graph-break site: one page per registry id, GB0170 -> .../gb/gb0170.html
+# (the pattern of torch._dynamo.exc.get_gbid_documentation_link).
+TORCH_GRAPH_BREAK_SITE = "https://meta-pytorch.github.io/compile-graph-break-site/gb/"
+
+
+def torch_graph_break_url(torch_id: str) -> str:
+    """The page of torch's graph-break site for a registry id such as "GB0170"."""
+    return f"{TORCH_GRAPH_BREAK_SITE}gb{torch_id.removeprefix('GB')}.html"
+
+
 @dataclass(frozen=True)
 class BreakKind:
     """One kind of graph break: the catalogue entry a break points to."""
 
-    id: str  # stable, e.g. "GB0003"
+    id: str  # minidynamo's stable id, e.g. "MD0003"
     title: str  # a few words, e.g. "data-dependent branch"
     explanation: str  # why tracing cannot continue
     hint: str  # what the user can do about it
+    torch_id: str | None = None  # torch's registry id for the same break, e.g. "GB0170"
+    torch_gb_type: str | None = None  # its gb_type there, e.g. "Data-dependent branching"
+    torch_note: str = ""  # how torch differs, or why it has no such entry
+
+    @property
+    def torch_url(self) -> str | None:
+        """The page of torch's graph-break site for the same break, if torch has one."""
+        return torch_graph_break_url(self.torch_id) if self.torch_id else None
 
 
 CATALOGUE: dict[str, BreakKind] = {
     kind.title: kind
     for kind in (
         BreakKind(
-            "GB0001", "missing bytecode handler",
+            "MD0001", "missing bytecode handler",
             "The symbolic VM has no handler for this opcode, so it cannot know "
             "what the instruction does to the stack.",
             "Rewrite the code to avoid this construct, or add a handler.",
+            torch_id="GB0082", torch_gb_type="Missing bytecode handler",
         ),
         BreakKind(
-            "GB0002", "unsupported call",
+            "MD0002", "unsupported call",
             "Calling this object cannot be traced: it is neither a tensor operation "
             "that becomes a graph node nor Python code that can be inlined.",
             "Move the call out of the compiled function, or make it a pure tensor op.",
+            torch_id="GB0147", torch_gb_type="Unsupported function call",
         ),
         BreakKind(
-            "GB0003", "data-dependent branch",
+            "MD0003", "data-dependent branch",
             "The branch depends on the value inside a tensor, which is not known "
             "while tracing (tensors are FakeTensors: shapes only, no data).",
             "Use torch.where / torch.cond, or compute the condition outside.",
+            torch_id="GB0170", torch_gb_type="Data-dependent branching",
         ),
         BreakKind(
-            "GB0004", "unsupported operator",
+            "MD0004", "unsupported operator",
             "This operator has no symbolic rule for these operand types.",
             "Convert the operands to tensors or Python constants first.",
+            torch_id="GB0059", torch_gb_type="Failed to trace builtin operator",
         ),
         BreakKind(
-            "GB0005", "unsupported attribute",
+            "MD0005", "unsupported attribute",
             "Reading this attribute would run code minidynamo cannot trace "
             "(a custom __getattr__, a descriptor) or the attribute does not exist.",
             "Read the attribute outside the compiled function and pass it in.",
+            torch_note="torch traces a custom __getattr__ and most descriptors as Python code",
         ),
         BreakKind(
-            "GB0006", "data-dependent value",
+            "MD0006", "data-dependent value",
             "The operation needs a tensor's data as a Python value (item(), "
             "tolist(), bool(tensor)), which a FakeTensor does not have.",
             "Keep the value as a tensor, or move the conversion out.",
+            torch_id="GB0124",
+            torch_gb_type="Unsupported Tensor.item() call with capture_scalar_outputs=False",
+            torch_note="torch can capture item() as a symbolic scalar instead "
+            "(config.capture_scalar_outputs)",
         ),
         BreakKind(
-            "GB0007", "unsupported value",
+            "MD0007", "unsupported value",
             "minidynamo has no VariableTracker for this kind of Python value.",
             "Pass tensors, Python constants, containers of them, modules or functions.",
+            torch_id="GB0086", torch_gb_type="Not a Python constant",
+            torch_note="torch wraps any other object as a user-defined object; it breaks where "
+            "a constant is needed",
         ),
         BreakKind(
-            "GB0008", "inlining too deep",
+            "MD0008", "inlining too deep",
             "The chain of inlined calls exceeded config.inline_depth_limit "
             "(unbounded recursion cannot be unrolled).",
             "Make the recursion depth a small constant, or raise the limit.",
+            torch_note="torch sets no such limit: it inlines recursion as deep as the calls go",
         ),
         BreakKind(
-            "GB0009", "cannot reconstruct",
+            "MD0009", "cannot reconstruct",
             "The value escapes the compiled frame, but minidynamo cannot write "
             "bytecode that rebuilds it after the graph runs.",
             "Return tensors, constants or containers of them.",
+            torch_id="GB0092", torch_gb_type="Reconstruction failure",
         ),
         BreakKind(
-            "GB0010", "unsupported Python feature",
+            "MD0010", "unsupported Python feature",
             "This Python feature is not modelled yet (it comes in a later chapter).",
             "Move it out of the compiled function.",
+            torch_note="no single counterpart: each feature has its own torch entry "
+            "(a generator frame is torch's GB0003, 'Attempt to trace generator')",
         ),
         BreakKind(
-            "GB0011", "undefined variable",
+            "MD0011", "undefined variable",
             "The code reads a name that has no value at this point.",
             "This is a bug in the user code: it would raise in Python too.",
+            torch_id="GB0011", torch_gb_type="Attempted to read undefined local variable",
         ),
         BreakKind(
-            "GB0012", "unsupported mutation",
+            "MD0012", "unsupported mutation",
             "This mutation cannot be recorded and replayed after the graph.",
             "Mutate the object outside the compiled function.",
+            torch_note="torch records mutations of most objects and replays them",
         ),
         BreakKind(
-            "GB0013", "exception in traced code",
+            "MD0013", "exception in traced code",
             "The traced code raised an exception; catching exceptions symbolically "
             "is chapter 8's subject.",
             "Check the user code: the same call raises in eager Python.",
+            torch_id="GB0088", torch_gb_type="Observed exception",
         ),
         BreakKind(
-            "GB0014", "global side effect",
+            "MD0014", "global side effect",
             "The call changes global state (random seed, grad mode, default dtype) "
             "while tracing, which must not happen.",
             "Call it outside the compiled function.",
+            torch_note="torch traces calls such as torch.manual_seed and torch.set_grad_enabled "
+            "without a break",
         ),
         BreakKind(
-            "GB0015", "missing attribute",
+            "MD0015", "missing attribute",
             "The attribute does not exist, so Python would raise AttributeError; "
             "catching exceptions while tracing is chapter 8's subject.",
             "Check the attribute name, or use getattr(obj, name, default).",
+            torch_id="GB0088", torch_gb_type="Observed exception",
+            torch_note="torch raises AttributeError symbolically, as any exception",
         ),
         BreakKind(
-            "GB0016", "graph break in loop",
+            "MD0016", "graph break in loop",
             "A graph break inside a for/while loop: a resume function would have to "
             "run once per iteration, so the whole frame runs eagerly instead.",
             "Move the breaking code out of the loop, or into a function called in it.",
+            torch_id="GB7000", torch_gb_type="graph break in loop",
         ),
         BreakKind(
-            "GB0017", "break at a statement boundary",
+            "MD0017", "break at a statement boundary",
             "An instruction that cannot be split off (not a call, not a jump on a tensor), "
             "or a break inside a try block, failed to trace. The graph captured up to the "
             "last statement boundary (an instruction before which the value stack was "
             "empty) is compiled, and the frame's own bytecode runs natively from there to "
             "its end: no resume function (TorchDynamo's step_unsupported).",
             "Read the reason: it names the instruction that failed and why.",
+            torch_id="GB4636", torch_gb_type="Call to `torch._dynamo.step_unsupported()`",
+            torch_note="torch has no entry for the fallback itself (its compile reason is "
+            "step_unsupported); torch._dynamo.step_unsupported() triggers it on purpose",
         ),
     )
 }
@@ -190,6 +239,9 @@ class Unsupported(Exception):
             f"  Explanation: {self.kind.explanation}",
             f"  Hint: {self.hint}",
         ]
+        if self.kind.torch_id:
+            lines.append(f"  TorchDynamo: {self.kind.torch_id} ({self.kind.torch_gb_type}), "
+                         f"{self.kind.torch_url}")
         lines += [f"  User code: {frame}" for frame in self.user_stack]
         return "\n".join(lines)
 
@@ -229,13 +281,30 @@ def graph_break(kind: str, reason: str, *, hint: str | None = None) -> NoReturn:
 def catalogue_markdown() -> str:
     """The graph-break catalogue as a Markdown page (chapter 6): one section per kind.
 
-    The docs page is generated from `CATALOGUE`, so it cannot drift from the code."""
+    The docs page is generated from `CATALOGUE`, so it cannot drift from the code. Each
+    id links to its section (anchor `#md0003`); torch's counterpart links to its page
+    on torch's graph-break site."""
     lines = ["# Graph-break catalogue", "",
-             "Every graph break minidynamo reports names one of these kinds.", "",
-             "| id | kind | hint |", "|---|---|---|"]
+             "Every graph break minidynamo reports names one of these kinds. Its id is "
+             "minidynamo's own (`MD...`); the last column is the entry of torch's "
+             "`graph_break_registry.json` for the same break, where torch has one.", "",
+             "| id | kind | hint | TorchDynamo |", "|---|---|---|---|"]
     kinds = sorted(CATALOGUE.values(), key=lambda kind: kind.id)
-    lines += [f"| {kind.id} | {kind.title} | {kind.hint} |" for kind in kinds]
+    lines += [f"| [{kind.id}](#{kind.id.lower()}) | {kind.title} | {kind.hint} | "
+              f"{_torch_link(kind) or '-'} |" for kind in kinds]
     for kind in kinds:
-        lines += ["", f"## {kind.id}: {kind.title}", "", kind.explanation, "",
-                  f"**Hint:** {kind.hint}"]
+        torch_line = f"**TorchDynamo:** {_torch_link(kind)}" if kind.torch_id else (
+            "**TorchDynamo:** no registry entry for this break")
+        if kind.torch_note:
+            torch_line += f"; {kind.torch_note}"
+        lines += ["", f"## {kind.id}: {kind.title} {{#{kind.id.lower()}}}", "",
+                  kind.explanation, "", f"**Hint:** {kind.hint}", "", torch_line + "."]
     return "\n".join(lines) + "\n"
+
+
+def _torch_link(kind: BreakKind) -> str:
+    """`[GB0170](url) Data-dependent branching`, or "" when torch has no such entry."""
+    if not kind.torch_id:
+        return ""
+    gb_type = kind.torch_gb_type.replace("|", "&#124;")
+    return f"[{kind.torch_id}]({kind.torch_url}) {gb_type}"

@@ -55,7 +55,7 @@ def test_fullgraph_raises_with_kind_reason_hint_and_line():
     with pytest.raises(minidynamo.Unsupported) as info:
         minidynamo.compile(prints, fullgraph=True)(torch.ones(2))
     error = info.value
-    assert error.kind.id == "GB0002" and error.hint
+    assert error.kind.id == "MD0002" and error.hint
     assert error.filename == __file__ and error.lineno == prints.__code__.co_firstlineno + 2
 
 
@@ -87,7 +87,7 @@ def test_explain_exposes_code_objects_and_show_code_decompiles_them():
     assert names[0] == "branch" and names[1].startswith("minidynamo_resume_in_branch")
     source = minidynamo.show_code(explained.code_objects[0])
     assert "__compiled_fn" in source and "__resume_at" in source
-    assert explained.compiled_break_reasons[0].kind.id == "GB0003"
+    assert explained.compiled_break_reasons[0].kind.id == "MD0003"
 
 
 def test_catalogue_markdown_lists_every_kind():

@@ -146,9 +146,10 @@ def test_examples_run_in_order_in_one_namespace_and_show_their_output():
     )
     out = expand(text, "p.md")
     assert "```python exec" not in out
-    assert out.count("```python\n") == 3
-    assert '```text title="Output"\nfirst\n```' in out
-    assert '```text title="Output"\n42\n```' in out
+    assert out.count("```{.python .exec-example}\n") == 2  # marked for the browser test
+    assert out.count("```{.python .exec-example .exec-silent}\n") == 1
+    assert '```{.text .exec-output title="Output"}\nfirst\n```' in out
+    assert '```{.text .exec-output title="Output"}\n42\n```' in out
     assert out.count("Output") == 2
 
 
@@ -163,7 +164,10 @@ def test_an_example_inside_an_admonition_keeps_its_indentation():
         """
     )
     out = expand(text, "p.md")
-    assert '    ```python\n    print("inside")\n    ```\n\n    ```text title="Output"\n    inside\n    ```' in out
+    assert (
+        '    ```{.python .exec-example}\n    print("inside")\n    ```\n\n'
+        '    ```{.text .exec-output title="Output"}\n    inside\n    ```'
+    ) in out
 
 
 def test_a_failing_example_names_page_block_and_line():
@@ -203,7 +207,7 @@ def test_examples_have_inspectable_source_and_page_line_numbers():
         ```
         """
     )
-    assert '```text title="Output"\n6\ndef f(x, y):\n```' in expand(text, "p.md")
+    assert '```{.text .exec-output title="Output"}\n6\ndef f(x, y):\n```' in expand(text, "p.md")
 
 
 def test_split_blocks_round_trips_lines():
@@ -262,10 +266,10 @@ def test_an_example_that_reaches_an_exercise_stub_is_marked_not_run(tmp_path):
         """
     )
     out = expand(text, "p.md")
-    assert '```text title="Output"\nbefore\n```' in out
+    assert '```{.text .exec-output title="Output"}\nbefore\n```' in out
     assert out.count('!!! warning "Not run: exercise ch01.1 (Resolve jump targets to instructions)') == 2
     assert out.rstrip().endswith("They run once the package has its code back.")
-    assert '```text title="Output"\nafter' not in out
+    assert '```{.text .exec-output title="Output"}\nafter' not in out
 
 
 def test_any_other_not_implemented_error_fails_the_build():

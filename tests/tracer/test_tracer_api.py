@@ -26,7 +26,7 @@ def test_fullgraph_raises_the_break_with_reason_file_and_line():
     with pytest.raises(minidynamo.Unsupported) as info:
         minidynamo.compile(breaks, fullgraph=True)(torch.ones(2))
     error = info.value
-    assert error.kind.id == "GB0003"
+    assert error.kind.id == "MD0003"
     assert error.filename == __file__ and error.lineno == breaks.__code__.co_firstlineno + 2
     assert "if y.sum() > 0:" in str(error) and "Hint:" in str(error)
 

@@ -1,0 +1,418 @@
+"""The grammar of generated programs: what the fuzzer writes (chapter 7).
+
+A program is Python source: a few module-level helpers, two small classes and a
+function `f(x, y, n, s, flag, xs, d, obj, mod)` whose body is drawn statement by
+statement from a rule table. Each rule is a method `rule_<name>` that returns the
+lines of one statement and updates the *scope*: which names hold which kind of
+value (tensor, int, float, bool, list of tensors, dict of tensors). Only values of
+the right kind are used, so every program runs eagerly without an error:
+
+    tensors    one shape (S,) for all of them, float dtype; S and the dtype change
+               between calls (the calls are in `runner.py`)
+    ints       folded while tracing; lengths and shapes are ints too
+    containers `xs` (a list passed in, at least 2 items), `d` (keys 'a' and 'b'),
+               lists and dicts built in the body; both indexed and mutated
+    objects    `obj.w` (a tensor) and `obj.k` (an int), read and written
+    breaks     `.tolist()`, `.item()`, a branch on a tensor, inside helpers too
+
+Blocks (`if`, `for`, `while`, `with torch.no_grad()`, closures) get a copy of the
+scope: a name bound inside one is forgotten after it, so nothing is used that one
+path did not define. Values are drawn through Hypothesis (`draw`), which also
+shrinks a failing program to a small one; simpler choices come first in every
+table because Hypothesis shrinks towards the first.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import textwrap
+from typing import Any, Callable
+
+from hypothesis import strategies as st
+
+TENSOR, INT, FLOAT, BOOL, LIST, DICT = "tensor", "int", "float", "bool", "list", "dict"
+SCALAR = "scalar"  # a 0-dim tensor (an element of a tensor): only a factor
+
+PARAMETERS = {"x": TENSOR, "y": TENSOR, "n": INT, "s": FLOAT, "flag": BOOL,
+              "xs": LIST, "d": DICT}
+OBJECT_PARAMETERS = ("obj", "mod")  # attributes are used through rules, not as values
+
+PRELUDE = '''\
+import torch
+
+
+class Obj:
+    def __init__(self, w, k):
+        self.w = w
+        self.k = k
+
+
+class Scale(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.s = torch.nn.Parameter(torch.tensor(1.5))
+        self.shift = 0.25
+
+    def forward(self, u):
+        return u * self.s + self.shift
+'''
+
+MAX_DEPTH = 2          # blocks inside blocks
+MAX_STATEMENTS = 8     # per block
+
+
+@dataclasses.dataclass
+class Scope:
+    """The names bound at this point of the body, by kind, and what is known of them."""
+
+    names: dict[str, str]
+    list_lengths: dict[str, int]  # smallest length a list can have here
+    dict_keys: dict[str, set[str]]  # keys surely present
+    has_objects: bool = True  # `obj` and `mod` are in scope (not in a helper)
+
+    def of(self, kind: str) -> list[str]:
+        return [name for name, each in self.names.items() if each == kind]
+
+    def copy(self) -> Scope:
+        return Scope(dict(self.names), dict(self.list_lengths),
+                     {name: set(keys) for name, keys in self.dict_keys.items()},
+                     self.has_objects)
+
+    def forget_new(self, inner: Scope) -> None:
+        """After a block: what the block learnt about outer names that holds on every
+        path (lists only get shorter, dicts only lose keys)."""
+        for name, length in inner.list_lengths.items():
+            if name in self.list_lengths:
+                self.list_lengths[name] = min(self.list_lengths[name], length)
+        for name, keys in inner.dict_keys.items():
+            if name in self.dict_keys:
+                self.dict_keys[name] &= keys
+
+
+# How the third call differs from the first two (the first two differ in values only).
+CHANGES = ("shape", "dtype", "int", "float", "bool", "length")
+
+
+@dataclasses.dataclass(frozen=True)
+class Program:
+    """A generated program: its source, and what its third call changes (`CHANGES`)."""
+
+    source: str
+    change: str = "shape"
+    entry: str = "f"
+
+    def namespace(self, filename: str) -> dict[str, Any]:
+        """Run the module source; its globals (the entry function among them)."""
+        import linecache
+
+        namespace: dict[str, Any] = {"__name__": "minidynamo_fuzz_program"}
+        linecache.cache[filename] = (len(self.source), None, self.source.splitlines(True), filename)
+        exec(compile(self.source, filename, "exec"), namespace)  # noqa: S102 - generated code
+        return namespace
+
+
+class ProgramWriter:
+    """Draws one program; `draw` is Hypothesis's (from `st.composite` / `st.data()`)."""
+
+    def __init__(self, draw: Callable[[st.SearchStrategy], Any]) -> None:
+        self.draw = draw
+        self.counter = 0
+        self.helpers: list[str] = []
+        self.depth = 0
+        self.loops = 0  # inside a loop nothing may shrink: it would run more than once
+
+    # -- drawing ------------------------------------------------------------------
+
+    def pick(self, options: list[Any]) -> Any:
+        return self.draw(st.sampled_from(options))
+
+    def number(self, low: int, high: int) -> int:
+        return self.draw(st.integers(low, high))
+
+    def fresh(self, prefix: str) -> str:
+        self.counter += 1
+        return f"{prefix}{self.counter}"
+
+    # -- the program ----------------------------------------------------------------
+
+    def program(self) -> Program:
+        change = self.pick(list(CHANGES))
+        scope = Scope(dict(PARAMETERS), {"xs": 2}, {"d": {"a", "b"}})
+        body = self.block(scope, minimum=1)
+        returned = self.returned(scope)
+        source = "\n".join([PRELUDE, *self.helpers, "",
+                            "def f(x, y, n, s, flag, xs, d, obj, mod):",
+                            *indent(body), f"    return {returned}", ""])
+        return Program(source, change)
+
+    def block(self, scope: Scope, minimum: int = 1) -> list[str]:
+        """Statements, each followed by a "one more?" choice (as Hypothesis draws lists:
+        shrinking then deletes a statement anywhere, not only the last)."""
+        lines: list[str] = []
+        for count in range(1, MAX_STATEMENTS + 1):
+            lines += self.statement(scope)
+            if count >= minimum and not self.draw(st.booleans()):
+                break
+        return lines
+
+    def statement(self, scope: Scope) -> list[str]:
+        rules = SIMPLE_RULES + (BLOCK_RULES if self.depth < MAX_DEPTH else [])
+        if self.loops:  # a break in a loop makes both compilers run the frame eagerly
+            rules = [rule for rule in rules if rule not in BREAK_RULES]
+        return getattr(self, f"rule_{self.pick(rules)}")(scope)
+
+    def inner_block(self, scope: Scope) -> tuple[list[str], Scope]:
+        inner = scope.copy()
+        self.depth += 1
+        try:
+            lines = self.block(inner)
+        finally:
+            self.depth -= 1
+        scope.forget_new(inner)
+        return lines, inner
+
+    def returned(self, scope: Scope) -> str:
+        candidates = [name for name in scope.names if name not in PARAMETERS]
+        chosen = [name for name in candidates if self.draw(st.booleans())][:4]
+        return "(" + ", ".join(chosen + [self.tensor(scope)]) + ",)"
+
+    # -- expressions ------------------------------------------------------------------
+
+    def tensor(self, scope: Scope, depth: int = 0) -> str:
+        """An expression of shape (S,)."""
+        kinds = ["name", "name", "scalar", "binary", "unary", "where", "item", "reduce"]
+        kinds += ["attribute", "module"] if scope.has_objects else []
+        kind = self.pick(kinds if depth < 2 else ["name"])
+        if kind == "name":
+            return self.pick(scope.of(TENSOR))
+        if kind == "scalar":
+            number = self.pick(scope.of(INT) + scope.of(FLOAT) + scope.of(SCALAR) + ["2", "0.5"])
+            return f"({self.tensor(scope, depth + 1)} {self.pick(['*', '+', '-'])} {number})"
+        if kind == "binary":
+            return (f"({self.tensor(scope, depth + 1)} {self.pick(['+', '*', '-'])} "
+                    f"{self.tensor(scope, depth + 1)})")
+        if kind == "unary":
+            function = self.pick(["torch.sin", "torch.relu", "torch.tanh", "torch.abs"])
+            return f"{function}({self.tensor(scope, depth + 1)})"
+        if kind == "where":
+            condition = self.tensor(scope, depth + 1)
+            return (f"torch.where({condition} > 0, {self.tensor(scope, depth + 1)}, "
+                    f"{self.tensor(scope, depth + 1)})")
+        if kind == "item":
+            return self.container_item(scope) or self.pick(scope.of(TENSOR))
+        if kind == "attribute":
+            return "obj.w"
+        if kind == "module":
+            return f"mod({self.tensor(scope, depth + 1)})"
+        return f"({self.tensor(scope, depth + 1)} * {self.tensor(scope, depth + 1)}.sum())"
+
+    def container_item(self, scope: Scope) -> str | None:
+        options = [f"{name}[{self.number(-length, length - 1)}]"
+                   for name, length in scope.list_lengths.items() if length > 0]
+        options += [f"{name}[{key!r}]" for name, keys in scope.dict_keys.items()
+                    for key in sorted(keys)]
+        return self.pick(options) if options else None
+
+    def integer(self, scope: Scope) -> str:
+        options = [*scope.of(INT), "len(xs)", f"{self.pick(scope.of(TENSOR))}.shape[0]", "obj.k"]
+        value = self.pick(options)
+        return f"{value} {self.pick(['+', '*', '-'])} {self.number(1, 3)}"
+
+    def condition(self, scope: Scope) -> tuple[str, bool]:
+        """A condition, and whether it reads a tensor's values (a graph break)."""
+        python = [f"{self.pick(scope.of(INT))} > 2", "flag", "len(xs) > 2", "s > 0.3",
+                  "obj.k > 1", f"{self.pick(scope.of(TENSOR))}.shape[0] > 3",
+                  f"{self.pick(scope.of(BOOL))}"]
+        tensor = [f"{self.pick(scope.of(TENSOR))}.sum() > 0",
+                  f"({self.pick(scope.of(TENSOR))} > 0).any()"]
+        kind = self.pick(["python", "python", "tensor"])
+        return self.pick(python if kind == "python" else tensor), kind == "tensor"
+
+    def bind(self, scope: Scope, kind: str) -> str:
+        """A name to assign a value of `kind` to: a new one, or one of that kind."""
+        existing = [name for name in scope.of(kind) if name not in ("xs", "d")]
+        if existing and self.draw(st.booleans()):
+            return self.pick(existing)
+        name = self.fresh({TENSOR: "t", INT: "i", FLOAT: "v", BOOL: "b",
+                           LIST: "ys", DICT: "e"}[kind])
+        scope.names[name] = kind
+        return name
+
+    # -- simple statements --------------------------------------------------------------
+
+    def rule_tensor(self, scope: Scope) -> list[str]:
+        value = self.tensor(scope)
+        return [f"{self.bind(scope, TENSOR)} = {value}"]
+
+    def rule_integer(self, scope: Scope) -> list[str]:
+        value = self.integer(scope)
+        return [f"{self.bind(scope, INT)} = {value}"]
+
+    def rule_boolean(self, scope: Scope) -> list[str]:
+        value, _ = self.condition(scope)
+        if "sum()" in value or "any()" in value:
+            value = f"bool({value})"  # a data-dependent bool: a break in both compilers
+        return [f"{self.bind(scope, BOOL)} = {value}"]
+
+    def rule_tolist(self, scope: Scope) -> list[str]:
+        return [f"{self.pick(scope.of(TENSOR))}.tolist()"]
+
+    def rule_item(self, scope: Scope) -> list[str]:
+        value = f"{self.pick(scope.of(TENSOR))}.sum().item()"
+        return [f"{self.bind(scope, FLOAT)} = {value}"]
+
+    def rule_read_item(self, scope: Scope) -> list[str]:
+        """`t = xs[1]`: a local that comes from inside a container (its source)."""
+        item = self.container_item(scope) or "obj.w"
+        return [f"{self.bind(scope, TENSOR)} = {item}"]
+
+    def rule_move_item(self, scope: Scope) -> list[str]:
+        """An item of one container (or an attribute) stored into another."""
+        item = self.pick([self.container_item(scope) or "obj.w", "obj.w"])
+        lists = [name for name in scope.list_lengths if scope.list_lengths[name] > 0]
+        targets = ["obj.w"] + [f"{name}[0]" for name in lists]
+        targets += [f"{name}['c']" for name in scope.dict_keys]
+        target = self.pick(targets)
+        if target.endswith("['c']"):
+            scope.dict_keys[target.split("[")[0]].add("c")
+        return [f"{target} = {item}"]
+
+    def rule_list_mutation(self, scope: Scope) -> list[str]:
+        name = self.pick(sorted(scope.list_lengths))
+        length = scope.list_lengths[name]
+        operations = ["append", "insert", "setitem", "extend", "reverse"]
+        operation = self.pick(operations + (["pop"] if length > 1 and not self.loops else []))
+        if operation == "pop":
+            scope.list_lengths[name] = length - 1
+            return [f"{name}.pop()"]
+        if operation == "reverse":
+            return [f"{name}.reverse()"]
+        value = self.tensor(scope)
+        if operation == "setitem" and length > 0:
+            return [f"{name}[{self.number(-length, length - 1)}] = {value}"]
+        scope.list_lengths[name] = length + (2 if operation == "extend" else 1)
+        if operation == "extend":
+            return [f"{name}.extend([{value}, {self.tensor(scope)}])"]
+        if operation == "insert":
+            return [f"{name}.insert({self.number(0, length)}, {value})"]
+        return [f"{name}.append({value})"]
+
+    def rule_new_list(self, scope: Scope) -> list[str]:
+        items = [self.tensor(scope) for _ in range(self.number(1, 3))]
+        name = self.fresh("ys")
+        scope.names[name], scope.list_lengths[name] = LIST, len(items)
+        return [f"{name} = [{', '.join(items)}]"]
+
+    def rule_dict_mutation(self, scope: Scope) -> list[str]:
+        name = self.pick(sorted(scope.dict_keys))
+        key = self.pick(["a", "b", "c"])
+        removable = key in scope.dict_keys[name] and len(scope.dict_keys[name]) > 1
+        if removable and not self.loops and self.draw(st.booleans()):
+            scope.dict_keys[name].discard(key)
+            return [f"del {name}[{key!r}]"]
+        scope.dict_keys[name].add(key)
+        return [f"{name}[{key!r}] = {self.tensor(scope)}"]
+
+    def rule_new_dict(self, scope: Scope) -> list[str]:
+        value = self.tensor(scope)  # before the name is bound: it cannot read itself
+        name = self.fresh("e")
+        scope.names[name], scope.dict_keys[name] = DICT, {"a"}
+        return [f"{name} = {{'a': {value}}}"]
+
+    def rule_attribute(self, scope: Scope) -> list[str]:
+        if self.draw(st.booleans()):
+            return [f"obj.w = {self.tensor(scope)}"]
+        return [f"obj.k = obj.k + {self.number(1, 2)}"]
+
+    def rule_helper(self, scope: Scope) -> list[str]:
+        """A module-level helper, inlined (or broken inside) when it is called."""
+        name = self.fresh("helper")
+        inner = Scope({"u": TENSOR, "w": TENSOR, "m": INT}, {}, {}, has_objects=False)
+        body = [f"r = {self.tensor(inner)}"]
+        extra = self.pick(["none", "tolist", "branch"])
+        if extra == "tolist":
+            body.insert(0, "u.tolist()")
+        if extra == "branch":
+            body += ["if r.sum() > 0:", "    r = r + 1"]
+        self.helpers += ["", f"def {name}(u, w, m=2):", *indent(body), "    return r"]
+        arguments = [self.tensor(scope), self.tensor(scope)]
+        if self.draw(st.booleans()):
+            arguments.append(f"m={self.pick(scope.of(INT))}")
+        return [f"{self.bind(scope, TENSOR)} = {name}({', '.join(arguments)})"]
+
+    def rule_lambda(self, scope: Scope) -> list[str]:
+        value = self.pick(scope.of(TENSOR))
+        return [f"{self.bind(scope, TENSOR)} = (lambda: {value} * 2)()"]
+
+    # -- statements with a block ----------------------------------------------------------
+
+    def rule_if(self, scope: Scope) -> list[str]:
+        condition, _ = self.condition(scope)
+        then, _ = self.inner_block(scope)
+        lines = [f"if {condition}:", *indent(then)]
+        if self.draw(st.booleans()):
+            otherwise, _ = self.inner_block(scope)
+            lines += ["else:", *indent(otherwise)]
+        return lines
+
+    def rule_for(self, scope: Scope) -> list[str]:
+        iterable = self.pick([f"range({self.number(1, 3)})", "range(n)",
+                              self.pick(scope.of(TENSOR)), "list(xs)"])
+        variable = self.fresh("k")
+        inner = scope.copy()
+        kinds = {"range": INT, "list(": TENSOR}
+        inner.names[variable] = next((kind for start, kind in kinds.items()
+                                      if iterable.startswith(start)), SCALAR)
+        if iterable == "range(n)":
+            iterable = "range(min(n, 3))"
+        self.depth, self.loops = self.depth + 1, self.loops + 1
+        try:
+            body = self.block(inner)
+        finally:
+            self.depth, self.loops = self.depth - 1, self.loops - 1
+        scope.forget_new(inner)
+        return [f"for {variable} in {iterable}:", *indent(body)]
+
+    def rule_while(self, scope: Scope) -> list[str]:
+        counter = self.fresh("c")
+        self.loops += 1
+        try:
+            body, _ = self.inner_block(scope)
+        finally:
+            self.loops -= 1
+        return [f"{counter} = 0", f"while {counter} < {self.number(1, 3)}:", *indent(body),
+                f"    {counter} += 1"]
+
+    def rule_no_grad(self, scope: Scope) -> list[str]:
+        body, _ = self.inner_block(scope)
+        return ["with torch.no_grad():", *indent(body)]
+
+    def rule_closure(self, scope: Scope) -> list[str]:
+        """An inner function that reads (or rebinds, with `nonlocal`) a local: a cell."""
+        name = self.fresh("inner")
+        captured = self.pick([each for each in scope.of(TENSOR) if each not in ("x", "y")]
+                             or scope.of(TENSOR))
+        if captured in PARAMETERS or not self.draw(st.booleans()):
+            body = [f"return {captured} * 2"]
+        else:
+            body = [f"nonlocal {captured}", f"{captured} = {captured} + 1", f"return {captured}"]
+        return [f"def {name}():", *indent(body), f"{self.bind(scope, TENSOR)} = {name}()"]
+
+
+# Weights are repetitions: values moving through containers before a break are where
+# the generated code is most easily wrong (chapter 7, "Read everything, then write").
+SIMPLE_RULES = ["tensor", "tensor", "integer", "tolist", "item", "read_item", "move_item",
+                "list_mutation", "new_list", "dict_mutation", "new_dict", "attribute", "helper",
+                "lambda", "boolean", "tolist", "read_item", "move_item", "list_mutation"]
+BREAK_RULES = {"tolist", "item", "helper", "boolean"}  # may break the graph
+BLOCK_RULES = ["if", "if", "for", "while", "no_grad", "closure"]
+
+
+def indent(lines: list[str]) -> list[str]:
+    return [textwrap.indent(line, "    ") for line in lines]
+
+
+@st.composite
+def programs(draw: Callable[[st.SearchStrategy], Any]) -> Program:
+    """The Hypothesis strategy of generated programs."""
+    return ProgramWriter(draw).program()
