@@ -138,7 +138,7 @@ class ProgramWriter:
     def program(self) -> Program:
         change = self.pick(list(CHANGES))
         scope = Scope(dict(PARAMETERS), {"xs": 2}, {"d": {"a", "b"}})
-        body = self.block(scope, minimum=1)
+        body = self.block(scope, minimum=3)
         returned = self.returned(scope)
         source = "\n".join([PRELUDE, *self.helpers, "",
                             "def f(x, y, n, s, flag, xs, d, obj, mod):",
@@ -151,7 +151,9 @@ class ProgramWriter:
         lines: list[str] = []
         for count in range(1, MAX_STATEMENTS + 1):
             lines += self.statement(scope)
-            if count >= minimum and not self.draw(st.booleans()):
+            # "one more" 4 times in 5 at the top, 2 in 3 inside blocks; "stop" is the
+            # choice Hypothesis shrinks towards
+            if count >= minimum and self.draw(st.integers(0, 2 if self.depth else 4)) == 0:
                 break
         return lines
 
