@@ -289,12 +289,13 @@ class ProgramWriter:
             return [f"{name}.pop()"]
         if operation == "reverse":
             return [f"{name}.reverse()"]
-        value = self.tensor(scope)
+        value = self.tensor(scope)  # every value before the length changes
         if operation == "setitem" and length > 0:
             return [f"{name}[{self.number(-length, length - 1)}] = {value}"]
+        second = self.tensor(scope) if operation == "extend" else None
         scope.list_lengths[name] = length + (2 if operation == "extend" else 1)
         if operation == "extend":
-            return [f"{name}.extend([{value}, {self.tensor(scope)}])"]
+            return [f"{name}.extend([{value}, {second}])"]
         if operation == "insert":
             return [f"{name}.insert({self.number(0, length)}, {value})"]
         return [f"{name}.append({value})"]
