@@ -37,11 +37,27 @@ def main(argv: list[str] | None = None) -> int:
     else:
         from minidynamo.fuzz.campaign import run_campaign
 
-        summary = run_campaign(options.count, options.seed, shrink=not options.no_shrink)
+        summary = run_campaign(options.count, options.seed, shrink=not options.no_shrink,
+                               on_verdict=progress(options, started))
     if options.json is not None:  # a job of a parallel run: hand the summary back
         options.json.write_text(json.dumps(to_json(summary)))
         return 0
     return report(summary, options, time.perf_counter() - started)
+
+
+def progress(options: argparse.Namespace, started: float):
+    """A line on stderr every 500 programs (and for each failure): a long run shows life."""
+    counts = {"programs": 0, "failed": 0}
+
+    def on_verdict(verdict) -> None:
+        counts["programs"] += 1
+        counts["failed"] += verdict.failed
+        if verdict.failed or counts["programs"] % 500 == 0:
+            print(f"[fuzz seed {options.seed}] {counts['programs']} programs, "
+                  f"{counts['failed']} failed, {time.perf_counter() - started:.0f} s"
+                  + (f": {verdict.kind}" if verdict.failed else ""), file=sys.stderr, flush=True)
+
+    return on_verdict
 
 
 def run_jobs(options: argparse.Namespace):
