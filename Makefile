@@ -27,13 +27,21 @@ docs: $(STAMP)
 docs-strict: $(STAMP)
 	$(PY) -m mkdocs build --strict --site-dir site
 
-# Every check: package tests, generated files fresh, exercise verification, docs, notebooks.
+# Every check: package tests, generated files fresh, exercise verification, docs, notebooks,
+# the student edition and the Gradescope package (each run on the solutions and the stubs;
+# CHECK_CHAPTERS="ch02 ch06" limits those two to some chapters, `make release` and
+# `make gradescope` check them all).
+CHECK_CHAPTERS ?=
 test: $(STAMP)
 	$(PY) -m pytest tests -q
 	$(PY) -m course check
 	$(PY) -m course verify
 	$(PY) -m mkdocs build --strict --site-dir site
 	$(PY) -m course notebooks --check --execute
+	rm -rf dist/check
+	$(PY) -m course release --out dist/check/student-edition --check $(CHECK_CHAPTERS)
+	$(PY) -m course package gradescope $(CHECK_CHAPTERS) --check \
+	    --out dist/check/gradescope-autograder.zip
 
 # Headless Chromium for tests/docs/test_browser.py: Debian's packages, installed when
 # missing if make runs as root; otherwise (or if apt-get fails) that test skips and says why.
@@ -60,10 +68,17 @@ grade: $(STAMP)
 	$(PY) -m course grade --impl student --out grades
 
 gradescope: $(STAMP)
-	$(PY) -m course package gradescope --out dist/gradescope-autograder.zip
+	$(PY) -m course package gradescope --out dist/gradescope-autograder.zip --check
 
 release: $(STAMP)
+	rm -rf dist/student-edition
 	$(PY) -m course release --out dist/student-edition --check
+
+# Mutation testing of the graded tests: every task's mutants against its tests (minutes;
+# `make test` only checks the committed records, exercises/chNN/mutants.toml, are fresh).
+.PHONY: mutants
+mutants: $(STAMP)
+	$(PY) -m course mutants
 
 bench: $(STAMP)
 	for bench in benchmarks/bench_*.py; do $(PY) $$bench || exit 1; done

@@ -5,10 +5,12 @@
     verify [chNN ...]                    solutions pass, stubs fail, known-bad submissions lose
     grade [chNN ...] --impl --out DIR    score a submission: report.txt, junit.xml,
                                          results.json (Gradescope), summary.md
-    package gradescope [chNN ...]        a Gradescope autograder zip (--out FILE)
+    package gradescope [chNN ...]        a Gradescope autograder zip (--out FILE) [--check]
     import-submission DIR                copy a submission's exercise files into exercises/
-    release --out DIR                    a student edition: no solutions, no answers
+    release --out DIR [--check chNN...]  a student edition: no solutions, no answers
     notebooks [--check] [--execute]      the chapters' lab notebooks (course/notebooks.py)
+    mutants [chNN ...]                   mutation testing of the graded tests; records
+                                         exercises/chNN/mutants.toml
 
 Every command takes `--root DIR` (default: this repository).
 """
@@ -57,10 +59,15 @@ def _grade(args) -> int:
 
 
 def _package(args) -> int:
-    from course.package import build_gradescope
+    from course.package import build_gradescope, check_gradescope
     path = build_gradescope(args.root, args.out, args.chapters, timeout=args.timeout)
     print(f"wrote {path}")
-    return 0
+    if not args.check:
+        return 0
+    problems = check_gradescope(args.root, path, args.chapters)
+    print("\n".join(problems) or "gradescope check: the solutions score every point, "
+                                 "the stubs none")
+    return 1 if problems else 0
 
 
 def _import_submission(args) -> int:
@@ -70,7 +77,15 @@ def _import_submission(args) -> int:
 
 def _release(args) -> int:
     from course.release import release
-    return release(args.root, args.out, check_round_trip=args.check)
+    return release(args.root, args.out, check_round_trip=args.check,
+                   names=args.chapters or None)
+
+
+def _mutants(args) -> int:
+    from course.mutant_records import mutants
+    return mutants(args.root, args.chapters, tasks=args.task, jobs=args.jobs,
+                   timeout=args.timeout, record=not args.no_record, show=args.show,
+                   listing=args.list)
 
 
 NO_FORK = ("start a new interpreter for every pytest run instead of forking this one "
@@ -116,6 +131,9 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_argument("chapters", nargs="*", help="chapters it grades (default: all)")
     sub.add_argument("--out", type=Path, default=Path("dist/gradescope-autograder.zip"))
     sub.add_argument("--timeout", type=float, default=30, help="seconds per test (default: 30)")
+    sub.add_argument("--check", action="store_true",
+                     help="then run it as Gradescope would: the solutions score every point, "
+                          "the stubs none")
     sub = add("import-submission", _import_submission,
               "copy a submission's exercise files into exercises/ (Gradescope's run_autograder)")
     sub.add_argument("submission", type=Path)
@@ -123,6 +141,17 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_argument("--out", type=Path, required=True)
     sub.add_argument("--check", action="store_true",
                      help="then prove it: tests fail as shipped, pass with the solutions put back")
+    sub.add_argument("chapters", nargs="*", help="chapters --check runs (default: all)")
+    sub = add("mutants", _mutants, "run mutants of every task's solution against its graded "
+                                   "tests; report and record the survivors")
+    sub.add_argument("chapters", nargs="*", help="chapters (default: all)")
+    sub.add_argument("--task", action="append", help="only this task (repeatable)")
+    sub.add_argument("--jobs", type=int, default=2, help="mutants run at once (default: 2)")
+    sub.add_argument("--timeout", type=float, default=0,
+                     help="seconds per mutant (default: 6 x the solution's, at least 4)")
+    sub.add_argument("--no-record", action="store_true", help="do not write mutants.toml")
+    sub.add_argument("--show", action="store_true", help="also list equivalent survivors")
+    sub.add_argument("--list", action="store_true", help="list the mutants; run nothing")
     commands.add_parser("notebooks", help="the lab notebooks: [--check] [--execute] "
                                           "(course/notebooks.py parses its own options)")
     return parser

@@ -117,6 +117,13 @@ class Chapter:
         raise KeyError(f"{task_id} is not a task of {self.name}")
 
 
+def split_points(points: float, count: int) -> list[float]:
+    """`points` in `count` shares of whole hundredths that add up to exactly `points`;
+    the hundredths left over go one each to the first shares (3 in 7: 0.43 x 6, 0.42)."""
+    whole, left_over = divmod(round(points * 100), count)
+    return [(whole + (index < left_over)) / 100 for index in range(count)]
+
+
 def exercise_file_name(module: str) -> str:
     """`minidynamo.bytecode.scanner` -> `bytecode_scanner.py` (the package name dropped)."""
     return module.partition(".")[2].replace(".", "_") + ".py"
@@ -207,6 +214,9 @@ def _parse_task(entry: dict, chapter: str, where: str) -> Task:
     points = entry.get("points")
     if isinstance(points, bool) or not isinstance(points, (int, float)) or points <= 0:
         raise ManifestError(f"{label}: points must be a positive number, not {points!r}")
+    if abs(points * 100 - round(points * 100)) > 1e-6:
+        raise ManifestError(f"{label}: points are whole hundredths (so that the tests' "
+                            f"shares add up exactly), not {points!r}")
     title = entry.get("title")
     if not isinstance(title, str) or not title.strip():
         raise ManifestError(f"{label}: needs a `title = \"...\"`")

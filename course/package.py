@@ -13,18 +13,29 @@ root, the two scripts Gradescope runs and the part of the repository grading nee
 
 Only the generated exercise files named by the manifests are taken from a submission,
 never a test or a conftest, so a submission cannot change what grades it.
+
+`--check` then runs the zip as Gradescope would (unpacked into a scratch /autograder,
+with this interpreter standing in for the image's venv) on two submissions: the
+solutions must score every point of the manifests, the stubs none.
 """
 
 from __future__ import annotations
 
+import json
+import os
 import shlex
 import shutil
 import subprocess
+import sys
+import tempfile
 import tomllib
 import zipfile
+from concurrent.futures import ThreadPoolExecutor
+from fractions import Fraction
 from pathlib import Path
 
-from course.manifest import load_chapters
+from course.generate import render_exercise
+from course.manifest import Chapter, load_chapters
 
 SKIP_DIRS = {".git", ".venv", "__pycache__", ".pytest_cache", ".ipynb_checkpoints", "site",
              "grades", "dist", "build", "node_modules"}
@@ -162,3 +173,80 @@ def import_submission(root: Path, submission: Path) -> int:
     for path in sorted(set(candidates) - used):
         print(f"ignored  {path.relative_to(submission)} (not an exercise file)")
     return 0
+
+
+# -- the check: the zip, run as Gradescope runs it ------------------------------------------
+
+def submission_files(chapters: list[Chapter], impl: str) -> dict[str, str]:
+    """A submission's files (path -> text): the solutions, or the generated stubs."""
+    files = {}
+    for chapter in chapters:
+        for module, tasks in chapter.modules().items():
+            name = f"exercises/{chapter.name}/{tasks[0].file_name}"
+            if impl == "stub":
+                files[name] = render_exercise(chapter, module)
+            else:
+                files[name] = (chapter.solution_directory / tasks[0].file_name).read_text(
+                    encoding="utf-8")
+    return files
+
+
+def run_autograder(archive: Path, files: dict[str, str], where: Path,
+                   timeout: float = 3600) -> tuple[dict | None, str]:
+    """Unpack `archive` into `where` (a stand-in for /autograder), submit `files`, run
+    `run_autograder`: (results.json, or None when it wrote none; the run's output)."""
+    source, submission = where / "source", where / "submission"
+    zipfile.ZipFile(archive).extractall(source)
+    for name, text in files.items():
+        (submission / name).parent.mkdir(parents=True, exist_ok=True)
+        (submission / name).write_text(text, encoding="utf-8")
+    submission.mkdir(parents=True, exist_ok=True)
+    env = {**os.environ, "AUTOGRADER_ROOT": str(where), "AUTOGRADER_PYTHON": sys.executable}
+    run = subprocess.run(["bash", str(source / "run_autograder")], env=env, text=True,
+                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=timeout)
+    results = where / "results" / "results.json"
+    found = json.loads(results.read_text(encoding="utf-8")) if results.is_file() else None
+    return found, run.stdout
+
+
+def check_gradescope(root: Path, archive: Path, chapters: list[str] | None = None) -> list[str]:
+    """Problems found running the autograder on the solutions (every point) and on the
+    stubs (none); each run's score is printed."""
+    loaded = load_chapters(root, chapters)
+    total = round(sum(chapter.points for chapter in loaded), 2)
+    expected = {"solution": total, "stub": 0}
+    with tempfile.TemporaryDirectory(prefix="course-gradescope-") as scratch:
+        def grade(impl: str) -> tuple[dict | None, str]:
+            return run_autograder(archive, submission_files(loaded, impl), Path(scratch) / impl)
+
+        with ThreadPoolExecutor(max_workers=2) as pool:   # the two runs side by side
+            runs = dict(zip(expected, pool.map(grade, expected)))
+    problems = []
+    for impl, (results, output) in runs.items():
+        if results is None or "tests" not in results:
+            problems.append(f"gradescope on the {impl}s: no results.json with tests\n"
+                            f"{output[-2000:]}")
+            continue
+        print(f"gradescope check: the {impl}s score {results['score']:g} / "
+              f"{results['max_score']:g}")
+        problems += results_problems(results, impl, expected[impl], total)
+    return problems
+
+
+def results_problems(results: dict, impl: str, expected: float, total: float) -> list[str]:
+    """What is wrong with one results.json: its score, its total, its tests' shares."""
+    label = f"gradescope on the {impl}s"
+    problems = []
+    if (results["score"], results["max_score"]) != (expected, total):
+        problems.append(f"{label}: scored {results['score']:g} / {results['max_score']:g}, "
+                        f"expected {expected:g} / {total:g}")
+    shares = sum(Fraction(str(test["max_score"])) for test in results["tests"])
+    if shares != Fraction(str(total)):
+        problems.append(f"{label}: the tests' max_score add up to {float(shares):g}, "
+                        f"not the manifests' {total:g}")
+    if "WARNING" in results.get("output", ""):
+        problems.append(f"{label}: {results['output'].splitlines()[0]}")
+    wanted = "passed" if impl == "solution" else "failed"
+    problems += [f"{label}: {test['name']} {test['status']}"
+                 for test in results["tests"] if test["status"] != wanted]
+    return problems

@@ -23,7 +23,9 @@ plugged together whatever the options say: the student's other chapters stand in
 the answers the package does not have.
 
 A graded test is marked `@pytest.mark.task("ch01.1")`; the task's points (from the
-manifest) are split evenly among its tests. A test that fails because a task is still a
+manifest) are split evenly among its tests, in whole hundredths that add up to exactly
+the task's points (3 points over 7 tests: 0.43 each for the first six, 0.42 for the
+last). A test that fails because a task is still a
 stub, or could not be loaded, fails with one line naming the task instead of a
 traceback. The summary at the end gives points per task. Graded tests run with the
 package's `config.strict` set, where the package has one (`strict_mode`).
@@ -49,7 +51,7 @@ from pathlib import Path
 import pytest
 
 from course.generate import without_answers
-from course.manifest import CHAPTER_NAME, Chapter, ManifestError, load_chapters
+from course.manifest import CHAPTER_NAME, Chapter, ManifestError, load_chapters, split_points
 from course.plugging import IMPLS, ExerciseError, PlugError, Plugboard, choose
 
 STUB_MESSAGE = re.compile(r"(ch\d\d\.\d+): (.*)", re.DOTALL)
@@ -235,7 +237,7 @@ def _selected_chapters(config, root: Path) -> list[str]:
 def pytest_configure(config) -> None:
     config.addinivalue_line(
         "markers", "task(id): the exercise (manifest id, e.g. ch01.1) a graded test checks; "
-                   "the test gets an equal share of the task's points")
+                   "the test gets an equal share of the task's points (in whole hundredths)")
     root = _find_root(config)
     selected = _selected_chapters(config, root)
     if not selected:
@@ -351,16 +353,20 @@ def pytest_collectreport(report) -> None:
 
 
 def _share_points(course: CourseSession) -> None:
-    """Each task's points, split evenly among the tests marked with it."""
-    counts: dict[str, int] = {}
-    for record in course.records.values():
-        for task in record.tasks:
-            counts[task] = counts.get(task, 0) + 1
+    """Each task's points, split among the tests marked with it in whole hundredths that
+    add up to exactly the task's points (the first tests collected take the odd ones)."""
     points = {task.id: task.points
               for chapter in course.chapters.values() for task in chapter.tasks}
+    marked: dict[str, list[TestRecord]] = {}
     for record in course.records.values():
-        record.shares = {t: points[t] / counts[t] for t in record.tasks if t in points}
-        record.points = sum(record.shares.values())
+        record.shares = dict.fromkeys(t for t in record.tasks if t in points)
+        for task in record.shares:
+            marked.setdefault(task, []).append(record)
+    for task, records in marked.items():
+        for record, share in zip(records, split_points(points[task], len(records))):
+            record.shares[task] = share
+    for record in course.records.values():
+        record.points = round(sum(record.shares.values()), 2)
 
 
 # -- running: each graded test with its own task plugged -----------------------------------

@@ -9,17 +9,27 @@ died). It is written as:
     results.json   Gradescope's format: score, max_score, tests[{name, number, score,
                    max_score, status, output, visibility}], output, visibility
     summary.md     per chapter and task points, failed tests, a warnings section
+
+Points are whole hundredths: a task's points are split among its tests so that the
+shares add up to exactly the task's points, so every total here is exact.
 """
 
 from __future__ import annotations
 
 import json
 import xml.etree.ElementTree as ElementTree
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from course.manifest import Chapter, Task
 from course.runner import junit_address
+
+
+def total(points: Iterable[float]) -> float:
+    """A sum of points, which are whole hundredths (manifest points and the tests'
+    shares of them, `course.manifest.split_points`), without float noise."""
+    return round(sum(points), 2)
 
 
 @dataclass
@@ -40,7 +50,7 @@ class ScoredTest:
 
     @property
     def max_score(self) -> float:
-        return 0.0 if self.status == "skipped" else sum(self.shares.values())
+        return 0.0 if self.status == "skipped" else total(self.shares.values())
 
     @property
     def score(self) -> float:
@@ -65,17 +75,17 @@ class ChapterGrade:
 
     @property
     def score(self) -> float:
-        return sum(test.score for test in self.tests)
+        return total(test.score for test in self.tests)
 
     @property
     def max_score(self) -> float:
-        return sum(test.max_score for test in self.tests)
+        return total(test.max_score for test in self.tests)
 
     def task_row(self, task: Task) -> tuple[float, float, int, int]:
         """(points earned, points possible, tests passed, tests counted) for one task."""
         mine = [t for t in self.tests if task.id in t.shares and t.status != "skipped"]
-        earned = sum(t.shares[task.id] for t in mine if t.status == "passed")
-        return earned, sum(t.shares[task.id] for t in mine), \
+        earned = total(t.shares[task.id] for t in mine if t.status == "passed")
+        return earned, total(t.shares[task.id] for t in mine), \
             sum(t.status == "passed" for t in mine), len(mine)
 
 
@@ -88,11 +98,11 @@ class Grade:
 
     @property
     def score(self) -> float:
-        return sum(chapter.score for chapter in self.chapters)
+        return total(chapter.score for chapter in self.chapters)
 
     @property
     def max_score(self) -> float:
-        return sum(chapter.max_score for chapter in self.chapters)
+        return total(chapter.max_score for chapter in self.chapters)
 
     @property
     def warnings(self) -> list[str]:

@@ -8,7 +8,10 @@ For every chapter with a manifest:
 4. with exactly one task stubbed and the rest the solutions, every test marked with that
    task fails ("a stub passes test X" otherwise);
 5. each known-bad submission under `tests/course/bad/<name>/` loses the tasks its
-   `expect.toml` lists (and, unless `exact = false`, no others).
+   `expect.toml` lists (and, unless `exact = false`, no others);
+6. the chapter's mutation record (`exercises/chNN/mutants.toml`) is fresh and complete:
+   recorded for the solutions and tests as they are now, every surviving mutant
+   explained (`course/mutant_records.py`; `python -m course mutants` runs them).
 
 Graded runs plug one task at a time (`course/plugin.py`), so steps 4 and 5 see each
 task alone: the other tasks are the package's own code while its tests run.
@@ -38,6 +41,7 @@ from pathlib import Path
 
 from course.generate import check
 from course.manifest import Chapter, ManifestError, load_chapters, normalise_chapter
+from course.mutant_records import record_problems
 from course.runner import ChapterRun, RunConfig, run_many
 
 BAD_KEYS = {"chapter", "lose", "exact", "description"}
@@ -114,6 +118,7 @@ def verify(root: Path, names: list[str] | None = None, *, jobs: int | None = Non
     for chapter in chapters:
         print(f"{chapter.name}  {chapter.title}")
         _check_fresh(chapter, findings)
+        _check_mutants(chapter, findings)
         solution = runs[chapter.name, "solution"]
         _check_solution(chapter, solution, findings)
         for task in chapter.tasks:
@@ -134,6 +139,14 @@ def _check_fresh(chapter: Chapter, findings: Findings) -> None:
             findings.fail(line)
     else:
         findings.ok("generated files are fresh")
+
+
+def _check_mutants(chapter: Chapter, findings: Findings) -> None:
+    problems = record_problems(chapter)
+    for problem in problems:
+        findings.fail(problem)
+    if not problems:
+        findings.ok("the mutation record is fresh and explains every survivor")
 
 
 def _check_solution(chapter: Chapter, run: ChapterRun, findings: Findings) -> None:

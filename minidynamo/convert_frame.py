@@ -4,12 +4,14 @@
 call (there is no cache yet: chapter 9 adds guards, so for now every call
 traces again):
 
-1. bind the actual arguments to the function's parameters (the frame's locals);
+1. bind the actual arguments to the function's parameters (`frame_locals`: the
+   frame's locals);
 2. trace the frame with an `InstructionTranslator` (the graph is compiled with
    the backend when the trace reaches RETURN_VALUE);
 3. assemble the transformed code object: the original prologue (MAKE_CELL,
    COPY_FREE_VARS, RESUME) followed by the output instructions;
-4. run it as a function with the original globals, defaults and closure.
+4. run it as a function with the original globals, defaults and closure
+   (`function_with_code`).
 
 On a graph break (chapters 6-7) the transformed code runs a partial graph,
 the breaking instruction natively, and a resume function, itself called
@@ -55,7 +57,14 @@ code_listeners: list[Callable[[types.CodeType], None]] = []  # transformed codes
 
 
 def frame_locals(fn: types.FunctionType, args: tuple, kwargs: dict[str, Any]) -> dict[str, Any]:
-    """The frame's initial locals: the arguments bound to the parameters, defaults applied."""
+    """The frame's initial locals: the arguments bound to the parameters, defaults applied.
+
+    As CPython fills a new frame: positional and keyword arguments first, then
+    `__defaults__` and `__kwdefaults__` for the parameters not given, extra positional
+    arguments in the `*args` tuple and extra keywords in the `**kwargs` dict. Arguments
+    the call would reject raise TypeError. A wrapper's own parameters are bound, not
+    those of the function it wraps (`functools.wraps` sets `__wrapped__`).
+    """
     signature = inspect.signature(fn, follow_wrapped=False)
     bound = signature.bind(*args, **kwargs)
     bound.apply_defaults()
@@ -101,7 +110,13 @@ def transform_code(
 
 def compile_frame(function: Any, *, backend: Backend, fullgraph: bool) -> Any:
     """What a function called natively after a break runs as: minidynamo's wrapper
-    (so it is compiled as a frame of its own, as PEP 523 makes TorchDynamo do)."""
+    (so it is compiled as a frame of its own, as PEP 523 makes TorchDynamo do).
+
+    The wrapper calls `call_compiled` with `backend` and `fullgraph` and keeps the
+    function's name and docstring (`functools.wraps`). A bound method becomes the same
+    method of the wrapped function. Anything else that is not a Python function, and a
+    function from a skipped module (`is_skipped_frame`), is returned as it is.
+    """
     if isinstance(function, types.MethodType):
         inner = compile_frame(function.__func__, backend=backend, fullgraph=fullgraph)
         return types.MethodType(inner, function.__self__)
@@ -199,12 +214,22 @@ def run_transformed(
     kwargs: dict[str, Any],
 ) -> Any:
     """Run the transformed code as `fn` would run: same globals, defaults and closure."""
-    transformed = types.FunctionType(
-        new_code, fn.__globals__, fn.__name__, fn.__defaults__, fn.__closure__
-    )
-    transformed.__kwdefaults__ = fn.__kwdefaults__
     try:
-        return transformed(*args, **kwargs)
+        return function_with_code(fn, new_code)(*args, **kwargs)
     finally:  # no cache yet (chapter 9): the installed globals are not needed again
         for name in output.installed_globals:
             fn.__globals__.pop(name, None)
+
+
+def function_with_code(fn: types.FunctionType, code: types.CodeType) -> types.FunctionType:
+    """A function that runs `code` in `fn`'s place: `fn`'s globals, name, defaults,
+    keyword-only defaults and closure cells (the cells themselves, not copies).
+
+    `code` must have `fn`'s parameters and free variables, as a transformed code
+    object does; calling the result then binds the arguments as a call of `fn` would.
+    """
+    function = types.FunctionType(
+        code, fn.__globals__, fn.__name__, fn.__defaults__, fn.__closure__
+    )
+    function.__kwdefaults__ = fn.__kwdefaults__
+    return function

@@ -19,6 +19,19 @@ def test_round_trip_is_byte_identical_over_stdlib():
 
 
 @pytest.mark.task("ch01.5")
+def test_stale_jump_args_do_not_keep_extended_args():
+    """Jump args left from an earlier layout (here: all too large, as if code had been
+    removed since) must not keep their EXTENDED_ARGs: lay_out starts from the shortest
+    encoding, so the result is still CPython's own bytes."""
+    for code in CODE_OBJECTS:
+        instructions = scan(code)
+        for instruction in instructions:
+            if instruction.target is not None:
+                instruction.arg = 300
+        assert assemble(instructions, code).co_code == code.co_code, code.co_qualname
+
+
+@pytest.mark.task("ch01.5")
 def test_long_jumps_get_extended_args():
     function = samples.long_branch_function()
     rebuilt = assemble(scan(function), function.__code__)

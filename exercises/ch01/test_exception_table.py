@@ -51,3 +51,16 @@ def test_large_values_use_continuation_bytes():
 @pytest.mark.task("ch01.3")
 def test_empty_table():
     assert decode_exception_table(b"") == []
+
+
+@pytest.mark.task("ch01.3")
+def test_a_table_cut_inside_a_row_is_an_error():
+    """The rows CPython wrote, then one more that stops after its start: not a shorter
+    table (that would drop a handler, or invent one from the previous row) but an error."""
+    code = samples.handlers.__code__
+    table = code.co_exceptiontable
+    rows = cpython_rows(code)
+    assert mine(code) == rows and len(rows) >= 2
+    cut = table + table[:1]          # a row's first byte: its start, and nothing after
+    with pytest.raises(Exception):
+        decode_exception_table(cut)

@@ -56,3 +56,11 @@ def test_notes_name_the_data_dependent_branch():
     assert "graph-break notes" in text and "truth" in text.lower() or "branches" in text
     straight = report(scan(lambda x: x + 1))
     assert any("straight-line" in line for line in straight)
+
+
+@pytest.mark.task("ch01.6")
+def test_an_empty_listing_has_no_tensor_share():
+    """No instructions: 0 of 0 touch tensors (a share of 0.0%, not a ZeroDivisionError)."""
+    lines = report([])
+    assert field(lines, "instructions")[0] == 0
+    assert "0 (0.0%)" in next(line for line in lines if "may touch tensors" in line)

@@ -9,6 +9,7 @@ metaclass or `stack_op` is what builds them, and makes the pipeline use them.
 from __future__ import annotations
 
 import contextlib
+import dis
 import operator
 from collections.abc import Iterator
 from typing import Any
@@ -159,6 +160,31 @@ def unbound_local(x):
     y = x + 1
     del y
     return y
+
+
+def subtract(x, y):
+    return torch.sub(x, y)
+
+
+def as_method_call(function):
+    """`function` with its call's stack laid out as CPython lays out a method call:
+    [callable, self, args] instead of [NULL, callable, args]. LOAD_GLOBAL pushes no
+    NULL, and PRECALL / CALL count one argument less: the first is `self`."""
+    code = bytearray(function.__code__.co_code)
+    for instruction in dis.get_instructions(function):
+        if instruction.opname == "LOAD_GLOBAL":
+            code[instruction.offset + 1] &= ~1
+        if instruction.opname in ("PRECALL", "CALL"):
+            code[instruction.offset + 1] -= 1
+    changed = type(function)(function.__code__.replace(co_code=bytes(code)),
+                             function.__globals__)
+    changed.__name__ = f"{function.__name__}_as_method_call"
+    return changed
+
+
+def reads_twice(x, y):
+    z = x * y
+    return z + x
 
 
 def long_loop(x):

@@ -81,7 +81,7 @@ def test_a_handler_name_that_is_not_an_opcode_is_refused():
         pass
 
     with pytest.raises(TypeError, match="LOAD_FASTEST"):
-        type("Typo", (InstructionTranslatorBase,), {"LOAD_FASTEST": LOAD_FASTEST})
+        type("Typo", (InstructionTranslatorBase,), {"LOAD_FASTEST": LOAD_FASTEST}).dispatch_table
 
 
 @pytest.mark.task("ch02.1")
@@ -136,6 +136,38 @@ def test_trace_log_matches_torch(program):
 def test_stepping_gives_torch_graph(program):
     inputs = samples.tensors((4, 4), (4, 4))[: program.__code__.co_argcount]
     assert_same_as_torch(program, *inputs, fullgraph=True)
+
+
+@pytest.mark.task("ch02.2")
+def test_the_limit_counts_each_instruction_once():
+    """Straight-line code runs each of its instructions once (dis lists them): a limit of
+    exactly that many steps compiles it, one fewer gives up."""
+    x, y = samples.tensors((4, 4), (4, 4))
+    count = len(list(dis.get_instructions(samples.f)))
+    for limit, breaks in ((count, False), (count - 1, True)):
+        with config.patch(max_loop_iterations=limit):
+            minidynamo.reset()
+            explanation = minidynamo.explain(samples.f)(x, y)
+        reasons = [str(r) for r in explanation.break_reasons]
+        assert any("too many instructions" in r for r in reasons) == breaks, (limit, reasons)
+    minidynamo.reset()
+
+
+@pytest.mark.task("ch02.2")
+def test_a_break_names_the_line_of_the_instruction_it_stopped_at():
+    """The endless-loop break happens inside the loop: its user frame names a line of the
+    loop's instructions (dis), not the `def` line of the function."""
+    x, = samples.tensors((3,))
+    with config.patch(max_loop_iterations=100):
+        minidynamo.reset()
+        explanation = minidynamo.explain(samples.long_loop)(x)
+    instructions = list(dis.get_instructions(samples.long_loop))
+    start = next(k for k, i in enumerate(instructions) if i.opname == "FOR_ITER")
+    end = next(k for k, i in enumerate(instructions) if i.opname == "JUMP_BACKWARD")
+    loop_lines = {i.positions.lineno for i in instructions[start:end + 1]}
+    [reason] = [r for r in explanation.break_reasons if "too many instructions" in str(r)]
+    assert reason.lineno in loop_lines
+    assert samples.long_loop.__code__.co_firstlineno not in loop_lines
 
 
 @pytest.mark.task("ch02.2")

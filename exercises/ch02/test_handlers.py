@@ -10,10 +10,12 @@ from __future__ import annotations
 import operator
 
 import pytest
+import torch
 
 from minidynamo.bytecode import opcodes
 from minidynamo.testing import (
     assert_same_as_torch,
+    assert_same_value,
     compare_with_torch,
     minidynamo_trace_log,
     placeholder_names,
@@ -43,11 +45,13 @@ def test_load_fast_graphs_match_torch(program):
 
 
 @pytest.mark.task("ch02.3")
-def test_load_fast_pushes_inputs_lazily():
-    """Seed 001: the first two pushes are LazyVariableTrackers, realized by BINARY_OP."""
-    x, y = inputs_for(samples.f)
-    theirs = [line.text for line in torch_trace_log(samples.f, x, y)]
-    mine = [line.text for line in minidynamo_trace_log(samples.f, x, y)]
+@pytest.mark.parametrize("program", [samples.f, samples.reads_twice], ids=lambda p: p.__name__)
+def test_load_fast_pushes_inputs_lazily(program):
+    """Seed 001: the first two pushes are LazyVariableTrackers, realized by BINARY_OP;
+    a second read of a realized input pushes what it was realized as."""
+    x, y = inputs_for(program)
+    theirs = [line.text for line in torch_trace_log(program, x, y)]
+    mine = [line.text for line in minidynamo_trace_log(program, x, y)]
     assert mine == theirs
 
 
@@ -109,6 +113,16 @@ def test_stack_op_reads_the_arity_from_the_signature():
                          ids=lambda p: p.__name__)
 def test_calls_give_torch_graph(program):
     assert_same_as_torch(program, *inputs_for(program), fullgraph=True)
+
+
+@pytest.mark.task("ch02.5")
+def test_a_call_with_callable_and_self_below_the_arguments():
+    """CALL's other stack shape, [callable, self, args]: CPython runs it, torch.compile
+    traces it, and `self` is the call's first argument (torch.sub(x, y), in that order)."""
+    program = samples.as_method_call(samples.subtract)
+    x, y = inputs_for(samples.subtract)
+    assert_same_value(program(x, y), torch.sub(x, y))
+    assert_same_as_torch(program, x, y, fullgraph=True)
 
 
 @pytest.mark.task("ch02.5")

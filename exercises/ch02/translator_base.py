@@ -8,7 +8,7 @@ the reference:
     pytest exercises/ch02 --impl=solution    # the reference solutions
 
 Tasks:
-    ch02.1  (3 points)  BytecodeDispatchTableMeta.__init__: Build the 256-entry dispatch table in the metaclass
+    ch02.1  (3 points)  BytecodeDispatchTableMeta.build_dispatch_table: Build the 256-entry dispatch table in the metaclass
     ch02.2  (2 points)  InstructionTranslatorBase.step: One step of the VM: fetch, log, dispatch
 
 Your code runs with the globals of minidynamo/translator/base.py: every name that module
@@ -40,11 +40,15 @@ from minidynamo.variables.functions import BaseUserFunctionVariable
 if TYPE_CHECKING:
     from minidynamo.output_graph import OutputGraph
 
+# defined next to the exercises in the package:
+from minidynamo.translator.base import Handler
+
 
 class BytecodeDispatchTableMeta:
     """The exercise methods of minidynamo.translator.base.BytecodeDispatchTableMeta; the class keeps all its others."""
 
-    def __init__(cls, name: str, bases: tuple[type, ...], namespace: dict[str, Any]) -> None:
+    def build_dispatch_table(cls) -> list[Handler]:
+        """The 256 handlers of `cls`, by opcode number; refuses a misspelt handler name."""
         raise NotImplementedError("ch02.1: Build the 256-entry dispatch table in the metaclass")
 
 

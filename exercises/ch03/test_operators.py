@@ -7,9 +7,11 @@ minidynamo with the task plugged; values, graphs, placeholders and op arguments 
 
 from __future__ import annotations
 
+import collections
+
 import pytest
 
-from minidynamo.testing import assert_same_as_torch, normalize_graph
+from minidynamo.testing import assert_same_as_torch, normalize_graph, placeholder_names
 
 from . import samples
 
@@ -27,6 +29,29 @@ def run(program, *shapes):
                          ids=lambda p: p.__name__)
 def test_operator_rules_match_torch(program):
     run(program)
+
+
+def tuple_grows(x, y):
+    pair = (x,)
+    pair += (y, 2)          # a tuple has no __iadd__: `+=` falls back to `+`
+    return pair[0] * pair[2] + pair[1]
+
+
+def item_of_a_list(xs):
+    return xs[1] + 1        # xs[0] is never read: it must not become a graph input
+
+
+@pytest.mark.task("ch03.1")
+def test_in_place_operator_falls_back_to_the_plain_one():
+    run(tuple_grows)
+
+
+@pytest.mark.task("ch03.1")
+def test_an_item_of_a_list_leaves_the_other_items_lazy():
+    x, y = samples.tensors((4, 4), (4, 4))
+    comparison = assert_same_as_torch(item_of_a_list, [x, y], fullgraph=True)
+    assert placeholder_names(comparison.minidynamo.graphs[0]) == \
+        placeholder_names(comparison.torch.graphs[0])
 
 
 @pytest.mark.task("ch03.1")
@@ -48,7 +73,33 @@ def test_builtins_match_torch(program):
     run(program)
 
 
+def makes_a_class(x, y):
+    Pair = collections.namedtuple("Pair", "a b")   # a class made at trace time
+    pair = Pair(x, b=y)
+    return pair.a - pair.b
+
+
+def rounds(x):
+    return x * round(2.567, ndigits=2)            # a pure builtin folds, keywords too
+
+
+@pytest.mark.task("ch03.2")
+@pytest.mark.parametrize("program", [makes_a_class, rounds], ids=lambda p: p.__name__)
+def test_builtins_that_fold_at_trace_time(program):
+    run(program)
+
+
 # -- ch03.3: ConstantVariable.call_method -------------------------------------------------
+
+
+def splits(x):
+    head, rest = "a-b-c".split(sep="-", maxsplit=1)
+    return x * len(rest) + len(head)
+
+
+@pytest.mark.task("ch03.3")
+def test_a_method_with_keyword_arguments_folds():
+    run(splits)
 
 
 @pytest.mark.task("ch03.3")
@@ -67,6 +118,15 @@ def test_a_folded_method_picks_the_torch_function(name):
 
 
 # -- ch03.4: TensorVariable.var_getattr ---------------------------------------------------
+
+
+def returns_transpose(x):
+    return x.T, x.mT.sum()
+
+
+@pytest.mark.task("ch03.4")
+def test_a_returned_attribute_matches_torch():
+    run(returns_transpose)
 
 
 @pytest.mark.task("ch03.4")

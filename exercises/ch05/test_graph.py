@@ -13,7 +13,12 @@ import torch
 from torch._subclasses.fake_tensor import FakeTensor
 
 import minidynamo
-from minidynamo.testing import RecordingBackend, assert_same_as_torch, placeholder_names
+from minidynamo.testing import (
+    RecordingBackend,
+    assert_same_as_torch,
+    compare_with_torch,
+    placeholder_names,
+)
 
 from . import programs
 
@@ -39,6 +44,23 @@ def assert_same_example_values(comparison):
 
 
 # -- ch05.1: OutputGraph.run_on_fakes ------------------------------------------------------
+
+
+def data_dependent(x):
+    y = x * 2
+    n = torch.nonzero(y)          # its shape depends on the data: no FakeTensor answer
+    return n.sum() + 1
+
+
+@pytest.mark.task("ch05.1")
+def test_a_data_dependent_op_breaks_the_graph_like_torch():
+    """FakeTensors cannot say how many rows nonzero() has: a graph break where torch.compile
+    breaks too (two graphs), naming the op, not an exception out of the compiler."""
+    x = torch.randn(4, 4)
+    comparison = compare_with_torch(data_dependent, x)
+    assert comparison.ok, comparison.report()
+    assert any("nonzero" in message and "data" in message
+               for message in comparison.minidynamo.graph_breaks)
 
 @pytest.mark.task("ch05.1")
 def test_shapes_and_dtypes_are_propagated():

@@ -52,6 +52,33 @@ def test_a_container_answers_with_its_length(fn, args):
     assert_same_as_torch(fn, x3(), *args, fullgraph=True)
 
 
+def containers_of_tensors(x, xs, d):
+    if xs:                  # a list of tensors is no constant: its length answers
+        x = x + len(xs)
+    if d:
+        x = x * 2
+    else:
+        x = x - 1
+    return x
+
+
+def function_truth(x, fn):
+    if fn:                  # a function is true, like any plain object
+        return fn(x)
+    return x
+
+
+@pytest.mark.task("ch06.1")
+@pytest.mark.parametrize("fn, args", [
+    (containers_of_tensors, lambda x: ([x, x], {})),
+    (containers_of_tensors, lambda x: ([], {"a": x})),
+    (function_truth, lambda x: (torch.relu,)),
+], ids=["full_list_empty_dict", "empty_list_full_dict", "function"])
+def test_truth_of_values_that_are_not_constants(fn, args):
+    x = x3()
+    assert_same_as_torch(fn, x, *args(x), fullgraph=True)
+
+
 @pytest.mark.task("ch06.1")
 @pytest.mark.parametrize("sign", [1.0, -1.0])
 def test_bool_of_a_tensor_breaks_like_torch(sign):

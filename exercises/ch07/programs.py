@@ -127,6 +127,25 @@ def make_accumulator(step):
     return accumulate
 
 
+def make_cells_and_free(offset):
+    scale = 2
+
+    def cells_and_free(log, n):
+        # `total` is a cell of this frame, `offset` and `scale` are free variables: the
+        # resume function receives both kinds in one closure, in co_freevars order
+        total = n * scale
+
+        def add(k):
+            return total + k + offset
+
+        log.append(add(1))
+        total = total + scale * 10
+        log.append((add(2), offset, scale))
+        return total * offset
+
+    return cells_and_free
+
+
 def unbound_on_a_path(log, flag):
     if flag:
         y = 1
@@ -255,6 +274,7 @@ CELLS = [
     program(shared_cell, 3),
     program(argument_cell, 4),
     Program("accumulator", lambda: make_accumulator(3), (3,), {}),
+    Program("cells_and_free", lambda: make_cells_and_free(5), (3,), {}),
 ]
 WITH_BLOCKS = [
     program(one_with, 4),

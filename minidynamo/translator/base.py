@@ -10,9 +10,10 @@ values. Its main loop is CPython's, in Python:
 Each opcode has one small handler, a method named exactly after it
 (`LOAD_FAST`, `BINARY_OP`, ...), defined in the handler families of this
 package (`loads_stores.py`, `operators.py`, ...). A metaclass builds the
-256-entry `dispatch_table` once per class from those names, checking each name
-against `dis.opmap`; an opcode without a handler gets `missing_handler`, which
-graph-breaks with "missing bytecode handler: NAME" when (and only if) it runs.
+256-entry `dispatch_table` once per class from those names (when the class traces
+its first instruction), checking each name against `dis.opmap`; an opcode
+without a handler gets `missing_handler`, which graph-breaks with "missing
+bytecode handler: NAME" when (and only if) it runs.
 
 Three classes share this machine:
 
@@ -66,19 +67,36 @@ def missing_handler(opname: str) -> Handler:
 
 
 class BytecodeDispatchTableMeta(type):
-    """Builds `cls.dispatch_table` (opcode number -> handler) when a translator class is made."""
+    """Gives every translator class its own `dispatch_table` (opcode number -> handler).
 
-    def __init__(cls, name: str, bases: tuple[type, ...], namespace: dict[str, Any]) -> None:
-        super().__init__(name, bases, namespace)
+    TorchDynamo's metaclass builds the table in `__init__`, while the class statement
+    runs. Ours builds it the first time the table is read (when the class traces its
+    first instruction): `build_dispatch_table` is an exercise, and the student
+    edition's package, every exercise stubbed, must still import.
+    """
+
+    @property
+    def dispatch_table(cls) -> list[Handler]:
+        """`cls`'s table, built on first use and kept (a subclass never shares its base's)
+        until `build_dispatch_table` is replaced: the course plugs a student's in."""
+        builder = type(cls).build_dispatch_table
+        if vars(cls).get("_dispatch_table_built_by") != (builder,):
+            cls._dispatch_table = builder(cls)
+            # a tuple, which plugging leaves alone (it swaps functions in dicts and lists)
+            cls._dispatch_table_built_by = (builder,)
+        return cls._dispatch_table
+
+    def build_dispatch_table(cls) -> list[Handler]:
+        """The 256 handlers of `cls`, by opcode number; refuses a misspelt handler name."""
         for attribute in dir(cls):
             if _OPCODE_NAME.fullmatch(attribute) and callable(getattr(cls, attribute)):
                 if attribute not in dis.opmap:
-                    what = f"{name}.{attribute} looks like a handler but is not an opcode"
+                    what = f"{cls.__name__}.{attribute} looks like a handler but is not an opcode"
                     raise TypeError(f"{what} of this Python")
         table = [missing_handler(f"<opcode {number}>") for number in range(256)]
         for opname, number in dis.opmap.items():
             table[number] = getattr(cls, opname, None) or missing_handler(opname)
-        cls.dispatch_table = table
+        return table
 
 
 class InstructionTranslatorBase(
@@ -108,6 +126,7 @@ class InstructionTranslatorBase(
         cells: dict[str, VariableTracker],
         parent: InstructionTranslatorBase | None = None,
     ) -> None:
+        self.dispatch_table = type(self).dispatch_table   # built on first use
         self.output = output
         self.code = code
         self.instructions = instructions

@@ -13,6 +13,10 @@ the *kind* of value, exactly as CPython's `bool()` would find it:
   partial graph and two resume functions, one per branch (chapter 7,
   `translator/breaks.py`); an inlined one lets it travel to its caller's CALL.
 
+`generic_jump` is an exercise (chapter 6), so the handler table below does not call
+it while the class body runs (the student edition's package, every exercise
+stubbed, must still import): `deferred_generic_jump` calls it when the jump runs.
+
 `x is None` style jumps (POP_JUMP_*_IF_NONE) never need the data: a tensor is
 never None.
 
@@ -98,6 +102,16 @@ def generic_jump(jump_if: Truth, *, keep: bool) -> Handler:
     return handler
 
 
+def deferred_generic_jump(jump_if: Truth, *, keep: bool) -> Handler:
+    """The handler `generic_jump(jump_if, keep=keep)` makes, made each time the jump
+    runs (a closure: cheap), so the translator uses whichever `generic_jump` is plugged."""
+
+    def handler(self: InstructionTranslatorBase, inst: Instruction) -> None:
+        generic_jump(jump_if, keep=keep)(self, inst)
+
+    return handler
+
+
 def jump_if_none(is_none: bool) -> Handler:
     """POP_JUMP_*_IF_NONE / _NOT_NONE: identity, never the data."""
 
@@ -127,16 +141,16 @@ class ControlFlowHandlers:
     JUMP_BACKWARD = unconditional_jump
     JUMP_BACKWARD_NO_INTERRUPT = unconditional_jump
 
-    POP_JUMP_FORWARD_IF_TRUE = generic_jump(if_true, keep=False)
-    POP_JUMP_BACKWARD_IF_TRUE = generic_jump(if_true, keep=False)
-    POP_JUMP_FORWARD_IF_FALSE = generic_jump(if_false, keep=False)
-    POP_JUMP_BACKWARD_IF_FALSE = generic_jump(if_false, keep=False)
+    POP_JUMP_FORWARD_IF_TRUE = deferred_generic_jump(if_true, keep=False)
+    POP_JUMP_BACKWARD_IF_TRUE = deferred_generic_jump(if_true, keep=False)
+    POP_JUMP_FORWARD_IF_FALSE = deferred_generic_jump(if_false, keep=False)
+    POP_JUMP_BACKWARD_IF_FALSE = deferred_generic_jump(if_false, keep=False)
     POP_JUMP_FORWARD_IF_NONE = jump_if_none(True)
     POP_JUMP_BACKWARD_IF_NONE = jump_if_none(True)
     POP_JUMP_FORWARD_IF_NOT_NONE = jump_if_none(False)
     POP_JUMP_BACKWARD_IF_NOT_NONE = jump_if_none(False)
-    JUMP_IF_TRUE_OR_POP = generic_jump(if_true, keep=True)
-    JUMP_IF_FALSE_OR_POP = generic_jump(if_false, keep=True)
+    JUMP_IF_TRUE_OR_POP = deferred_generic_jump(if_true, keep=True)
+    JUMP_IF_FALSE_OR_POP = deferred_generic_jump(if_false, keep=True)
 
     def GET_ITER(self: InstructionTranslatorBase, inst: Instruction) -> None:
         self.push(self.pop().get_iterator(self))

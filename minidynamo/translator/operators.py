@@ -3,7 +3,10 @@
 Every operator handler is the same three steps: pop the operands, call the
 `operator` function's tracker, push the result. TorchDynamo writes this once as
 a factory, `stack_op(fn)`, and declares the opcodes as one-line aliases
-(`UNARY_NEGATIVE = stack_op(operator.neg)`); so do we. BINARY_OP and COMPARE_OP
+(`UNARY_NEGATIVE = stack_op(operator.neg)`); so do we, with one difference:
+`deferred_stack_op` calls `stack_op` when the opcode first runs instead of while the
+class body runs, because `stack_op` is an exercise and the student edition's
+package, every exercise stubbed, must still import. BINARY_OP and COMPARE_OP
 carry *which* operator in their argument, so they look it up in a table.
 
 What the call does (fold constants, add a graph node for tensors, or ask a
@@ -57,14 +60,31 @@ def stack_op(fn: Callable[..., Any]) -> Handler:
     return handler
 
 
+def deferred_stack_op(fn: Callable[..., Any]) -> Handler:
+    """The handler `stack_op(fn)` makes, made the first time the opcode runs.
+
+    It is made again whenever `stack_op` is another function: the course's tests
+    plug a student's `stack_op` in, and the package's handlers then use it too.
+    """
+    made: dict[Callable[..., Any], Handler] = {}  # stack_op -> the handler it made
+
+    def handler(self: InstructionTranslatorBase, inst: Instruction) -> None:
+        if stack_op not in made:
+            made[stack_op] = stack_op(fn)
+        made[stack_op](self, inst)
+
+    handler.__name__ = f"stack_op_{fn.__name__}"
+    return handler
+
+
 class OperatorHandlers:
     """Arithmetic, comparisons, subscripts."""
 
-    UNARY_NEGATIVE = stack_op(operator.neg)
-    UNARY_POSITIVE = stack_op(operator.pos)
-    UNARY_INVERT = stack_op(operator.invert)
-    UNARY_NOT = stack_op(operator.not_)
-    BINARY_SUBSCR = stack_op(operator.getitem)
+    UNARY_NEGATIVE = deferred_stack_op(operator.neg)
+    UNARY_POSITIVE = deferred_stack_op(operator.pos)
+    UNARY_INVERT = deferred_stack_op(operator.invert)
+    UNARY_NOT = deferred_stack_op(operator.not_)
+    BINARY_SUBSCR = deferred_stack_op(operator.getitem)
 
     def BINARY_OP(self: InstructionTranslatorBase, inst: Instruction) -> None:
         fn = BINARY_OPERATORS[opcodes.BINARY_OPERATORS[inst.arg]]

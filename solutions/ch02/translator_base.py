@@ -26,23 +26,23 @@ if TYPE_CHECKING:
     from minidynamo.output_graph import OutputGraph
 
 # defined next to the exercises in the package:
-from minidynamo.translator.base import _OPCODE_NAME, missing_handler
+from minidynamo.translator.base import Handler, _OPCODE_NAME, missing_handler
 
 
 class BytecodeDispatchTableMeta:
     """The exercise methods of minidynamo.translator.base.BytecodeDispatchTableMeta; the class keeps all its others."""
 
-    def __init__(cls, name: str, bases: tuple[type, ...], namespace: dict[str, Any]) -> None:
-        super().__init__(name, bases, namespace)
+    def build_dispatch_table(cls) -> list[Handler]:
+        """The 256 handlers of `cls`, by opcode number; refuses a misspelt handler name."""
         for attribute in dir(cls):
             if _OPCODE_NAME.fullmatch(attribute) and callable(getattr(cls, attribute)):
                 if attribute not in dis.opmap:
-                    what = f"{name}.{attribute} looks like a handler but is not an opcode"
+                    what = f"{cls.__name__}.{attribute} looks like a handler but is not an opcode"
                     raise TypeError(f"{what} of this Python")
         table = [missing_handler(f"<opcode {number}>") for number in range(256)]
         for opname, number in dis.opmap.items():
             table[number] = getattr(cls, opname, None) or missing_handler(opname)
-        cls.dispatch_table = table
+        return table
 
 
 class InstructionTranslatorBase:

@@ -6,7 +6,14 @@ import subprocess
 import sys
 import zipfile
 
-from course.package import build_gradescope, import_submission, requirements
+from course.package import (
+    build_gradescope,
+    check_gradescope,
+    import_submission,
+    requirements,
+    results_problems,
+)
+from course_helpers import course
 
 
 def test_the_zip_has_the_scripts_and_what_grading_needs(shared_repo, tmp_path):
@@ -58,3 +65,33 @@ def test_run_autograder_end_to_end(shared_repo, tmp_path):
     results = json.loads((tmp_path / "autograder/results/results.json").read_text())
     assert (results["score"], results["max_score"]) == (8.0, 11.0)   # ch02 not submitted
     assert "not submitted: exercises/ch02/pipeline.py" in run.stdout
+
+
+def test_the_check_runs_the_zip_on_the_solutions_and_the_stubs(shared_repo, tmp_path, capsys):
+    archive = build_gradescope(shared_repo, tmp_path / "autograder.zip")
+    assert check_gradescope(shared_repo, archive) == []
+    printed = capsys.readouterr().out
+    assert "the solutions score 11 / 11" in printed and "the stubs score 0 / 11" in printed
+
+
+def test_the_check_fails_when_the_solutions_lose_points(repo, tmp_path):
+    solution = repo / "solutions/ch01/ops.py"
+    solution.write_text(solution.read_text().replace("operator.add(a, b)", "a - b"))
+    run = course(repo, "package", "gradescope", "ch01", "--out", str(tmp_path / "ag.zip"),
+                 "--check")
+    assert run.returncode == 1, run.stdout
+    assert "gradescope on the solutions: scored 5 / 8, expected 8 / 8" in run.stdout
+    assert "[ch01.1] test_ops.py::test_add failed" in run.stdout
+
+
+def test_results_problems_checks_the_total_and_the_shares():
+    tests = [{"name": "a", "max_score": 0.43, "status": "failed"}] * 6 \
+        + [{"name": "b", "max_score": 0.42, "status": "failed"}]
+    results = {"score": 0, "max_score": 3.0, "output": "Score: 0.00 / 3.00", "tests": tests}
+    assert results_problems(results, "stub", 0, 3.0) == []
+    tests[-1] = {"name": "b", "max_score": 0.4286, "status": "passed"}
+    results["max_score"] = 3.0002
+    assert results_problems(results, "stub", 0, 3.0) == [
+        "gradescope on the stubs: scored 0 / 3.0002, expected 0 / 3",
+        "gradescope on the stubs: the tests' max_score add up to 3.0086, not the manifests' 3",
+        "gradescope on the stubs: b passed"]

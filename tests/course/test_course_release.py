@@ -1,13 +1,16 @@
 """release: a student edition with no answers, whose tests pass once the answers are back."""
 
 import ast
+import os
 import shutil
+import subprocess
+import sys
 
 import pytest
 
 from course.generate import is_stub
-from course.manifest import load_chapters
-from course.release import release, round_trip
+from course.manifest import DEFAULT_ROOT, load_chapters
+from course.release import release, round_trip, stub_package
 from course.source import read_module
 from course_helpers import course, pytest_in
 
@@ -77,3 +80,48 @@ def test_release_refuses_stale_files_and_a_used_directory(repo, tmp_path, capsys
     (repo / "solutions/ch01/ops.py").unlink()
     assert release(repo, tmp_path / "new") == 1
     assert "generated files are stale" in capsys.readouterr().out
+
+
+def test_the_check_prints_each_chapters_score_both_ways(edition, capsys):
+    root, out = edition
+    assert round_trip(root, out, ["ch01"]) == []
+    printed = capsys.readouterr().out
+    assert "release: ch01 as shipped: 0.00 / 8.00" in printed
+    assert "release: ch01 with the solutions put back: 8.00 / 8.00" in printed
+    assert "ch02" not in printed                                     # only the named chapter
+
+
+def test_an_exercise_called_while_the_package_imports_fails_the_check(repo, tmp_path):
+    ops = repo / "toydynamo/ops.py"
+    ops.write_text(ops.read_text() + "\nTWO = add(1, 1)  # runs at import: a stub raises\n")
+    out = tmp_path / "student"
+    assert release(repo, out) == 0
+    problems = round_trip(repo, out)
+    assert any(p.startswith("ch01 as shipped: pytest stopped before running any test")
+               for p in problems), problems
+    assert any(p.startswith("ch02 with the solutions put back: pytest stopped") for p in problems)
+    assert "ch01 with the solutions put back: its tests carry 0 of the manifest's 8 points" \
+        in problems
+
+
+def test_the_real_editions_package_imports_with_every_exercise_stubbed(tmp_path):
+    """No exercise of the real course is called while minidynamo is imported (a class
+    body that made handlers with `generic_jump` once stopped the edition dead)."""
+    out = tmp_path / "student"
+    chapters = load_chapters(DEFAULT_ROOT)
+    shutil.copytree(DEFAULT_ROOT / "minidynamo", out / "minidynamo",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    assert stub_package(DEFAULT_ROOT, out, chapters) == sum(len(c.tasks) for c in chapters)
+    code = ("import importlib, pkgutil, minidynamo\n"
+            "assert minidynamo.__file__.startswith(%r), minidynamo.__file__\n"
+            "for module in pkgutil.walk_packages(minidynamo.__path__, 'minidynamo.'):\n"
+            "    importlib.import_module(module.name)\n"
+            "from minidynamo.translator import InstructionTranslator\n"
+            "try:\n"
+            "    InstructionTranslator.dispatch_table\n"
+            "except NotImplementedError as error:\n"
+            "    print('stubbed:', error)\n" % str(out))
+    run = subprocess.run([sys.executable, "-c", code], cwd=out, capture_output=True, text=True,
+                         timeout=300, env={**os.environ, "PYTHONPATH": str(out)})
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert "stubbed: ch02.1" in run.stdout          # the table is built on first use, not before

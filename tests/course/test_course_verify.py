@@ -77,6 +77,9 @@ def test_bump_by_what_another_test_left():
     assert ops.Counter().bump(REMEMBERED["sum"]) == 3
 ''')
     assert course(repo, "generate").returncode == 0
+    course(repo, "mutants", "ch01")                            # the tests changed: re-record
+    record = repo / "exercises/ch01/mutants.toml"               # (survivors: not graded here)
+    record.write_text(record.read_text().replace('reason = ""', 'reason = "not this test"'))
     expect = repo / "tests/course/bad/wrong_add/expect.toml"   # it now loses ch01.3 too
     expect.write_text(expect.read_text() + "exact = false\n")
     quiet = course(repo, "verify", "ch01")

@@ -1,0 +1,110 @@
+"""Graded tests for ch00.3, `compile_frame`: the wrapper a natively called function runs as.
+
+Without PEP 523, minidynamo sees a frame only if the call goes through its wrapper.
+After a graph break, the resume function and a callee that runs natively (a function
+or a bound method) must each be compiled as a frame of its own, so the graphs are
+torch.compile's, one for one. Called directly, the wrapper compiles with its backend
+and `fullgraph`, keeps the function's name, and leaves alone what is not a user's
+Python function.
+"""
+
+from __future__ import annotations
+
+import textwrap
+import types
+
+import pytest
+import torch
+
+import minidynamo
+from minidynamo import convert_frame
+from minidynamo.testing import RecordingBackend, assert_same_as_torch, graph_signature, strict_mode
+
+from . import samples
+
+
+@pytest.mark.task("ch00.3")
+@pytest.mark.parametrize("program", [samples.breaks, samples.calls_helper, samples.calls_method],
+                         ids=lambda program: program.__name__)
+def test_frames_run_natively_are_compiled_like_torch(program):
+    x, = samples.tensors((4,))
+    comparison = assert_same_as_torch(program, x)
+    assert comparison.torch.graph_count > 1     # the natively run frames made graphs
+
+
+def torch_graphs(fn, *args):
+    torch._dynamo.reset()
+    recorder = RecordingBackend()
+    torch.compile(fn, backend=recorder)(*args)
+    return [graph_signature(gm) for gm in recorder.graphs]
+
+
+def minidynamo_graphs(function, *args, fullgraph=False):
+    """Call `compile_frame(function)` in strict mode; its value and its graphs."""
+    minidynamo.reset()
+    recorder = RecordingBackend()
+    with strict_mode():
+        compiled = convert_frame.compile_frame(function, backend=recorder, fullgraph=fullgraph)
+        value = compiled(*args)
+    return compiled, value, [graph_signature(gm) for gm in recorder.graphs]
+
+
+@pytest.mark.task("ch00.3")
+def test_the_wrapper_compiles_with_its_backend():
+    x, y = samples.tensors((3,), (3,))
+    compiled, value, graphs = minidynamo_graphs(samples.one_graph, x, y)
+    torch.testing.assert_close(value, samples.one_graph(x, y))
+    assert graphs == torch_graphs(samples.one_graph, x, y)
+    assert compiled.__wrapped__ is samples.one_graph
+    assert (compiled.__name__, compiled.__doc__) == ("one_graph", samples.one_graph.__doc__)
+
+
+@pytest.mark.task("ch00.3")
+def test_a_bound_method_stays_bound_and_is_compiled():
+    x, = samples.tensors((3,))
+    compiled, value, graphs = minidynamo_graphs(samples.SCALER.scale, x)
+    assert isinstance(compiled, types.MethodType) and compiled.__self__ is samples.SCALER
+    assert compiled.__func__.__wrapped__ is samples.Scaler.scale
+    torch.testing.assert_close(value, samples.SCALER.scale(x))
+    assert graphs == torch_graphs(samples.SCALER.scale, x)
+
+
+@pytest.mark.task("ch00.3")
+@pytest.mark.parametrize("program", [samples.breaks, samples.SCALER.scale],
+                         ids=["function", "method"])
+def test_fullgraph_is_passed_on(program):
+    x, = samples.tensors((3,))
+    torch._dynamo.reset()
+    with pytest.raises(torch._dynamo.exc.Unsupported):
+        torch.compile(program, backend="eager", fullgraph=True)(x)
+    with pytest.raises(minidynamo.Unsupported):
+        minidynamo_graphs(program, x, fullgraph=True)
+    _, value, graphs = minidynamo_graphs(program, x, fullgraph=False)
+    torch.testing.assert_close(value, program(x))
+    assert graphs == torch_graphs(program, x)
+
+
+NOT_COMPILED = {
+    "builtin": len,                                    # no bytecode
+    "torch_c_function": torch.sin,
+    "torch_python_function": torch.nn.functional.relu,  # torch's code: a skipped module
+    "stdlib_function": textwrap.dedent,                # the standard library: skipped
+    "minidynamo_function": convert_frame.frame_locals,  # minidynamo's own code: skipped
+    "class": samples.Scaler,
+    "object": samples.SCALER,
+}
+
+
+@pytest.mark.task("ch00.3")
+@pytest.mark.parametrize("function", NOT_COMPILED.values(), ids=NOT_COMPILED.keys())
+def test_what_is_not_a_users_function_is_returned_as_it_is(function):
+    assert not isinstance(function, types.FunctionType) or convert_frame.is_skipped_frame(function)
+    compiled = convert_frame.compile_frame(function, backend=RecordingBackend(), fullgraph=False)
+    assert compiled is function
+
+
+@pytest.mark.task("ch00.3")
+def test_a_method_of_skipped_code_is_left_alone():
+    method = torch.nn.Linear(2, 2).forward
+    wrapped = convert_frame.compile_frame(method, backend=RecordingBackend(), fullgraph=False)
+    assert wrapped == method and wrapped.__func__ is method.__func__
