@@ -29,9 +29,9 @@ verbose: bool = False
 # How many inlined calls may be nested (recursion is unrolled up to this depth).
 inline_depth_limit: int = 24
 
-# How many times FOR_ITER / backward jumps may run in one frame before tracing
-# gives up (an unbounded `while True` would otherwise trace forever).
-max_loop_iterations: int = 100_000
+# How many instructions one translator may run before tracing gives up with a
+# graph break (an unbounded `while True` would otherwise unroll forever).
+max_instructions_per_frame: int = 100_000
 
 # Placeholders for chapter 9 (guards and the per-code cache).
 cache_size_limit: int = 8

@@ -96,15 +96,15 @@ def transform_code(
     while True:
         output = OutputGraph(fn.__globals__, backend, frame_name=fn.__qualname__)
         output.frame_compiler = functools.partial(compile_frame, backend=backend, fullgraph=fullgraph)
-        tracer = InstructionTranslator(code, f_locals, fn.__globals__, fn.__closure__, output,
+        tx = InstructionTranslator(code, f_locals, fn.__globals__, fn.__closure__, output,
                                        break_points=break_points, one_graph=fullgraph)
         try:
             with restoring_grad_mode():  # tracing a `with torch.no_grad()` flips the real mode
-                tracer.run()
+                tx.run()
         except RestartAnalysis as restart:
             break_points[restart.offset] = restart.error
             continue
-        new_code = assemble([*prologue(code), *tracer.output_instructions], code)
+        new_code = assemble([*prologue(code), *tx.output_instructions], code)
         return new_code, output
 
 

@@ -89,7 +89,7 @@ class OutputGraph:
         self.backend = reporting_failures(backend, frame_name)
         self.graph_inputs: list[GraphInput] = []
         self.realized_inputs: dict[Source, VariableTracker] = {}  # lazy inputs, by source
-        self.tracers: list[Translator] = []  # active translators, root first
+        self.translators: list[Translator] = []  # active translators, root first
         self.installed_globals: dict[str, Any] = {}
         self.compiled_graph: torch.fx.GraphModule | None = None
         self.break_reason: Unsupported | None = None  # set when the frame ends at a break
@@ -182,8 +182,8 @@ class OutputGraph:
 
     def replace_all(self, new: VariableTracker) -> None:
         """Make `new` the only version of its object that anyone holds."""
-        for tracer in self.tracers:
-            tracer.replace_version(new)
+        for tx in self.translators:
+            tx.replace_version(new)
         for source, variable in list(self.realized_inputs.items()):
             self.realized_inputs[source] = replace_version(variable, new)
         versions = self.side_effects.latest_versions

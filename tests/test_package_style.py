@@ -13,6 +13,7 @@ exactly what to fix:
 from __future__ import annotations
 
 import ast
+import dis
 import re
 from pathlib import Path
 
@@ -266,3 +267,86 @@ def test_the_layering_check_reports_a_violation_with_its_file_and_line(file, sou
 def test_type_checking_imports_on_the_list_may_point_up():
     source = "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from minidynamo.codegen import PyCodegen\n"
     assert layering_offences(PACKAGE / "variables/base.py", ast.parse(source)) == []
+
+
+# -- text that lists the package -----------------------------------------------------
+
+ARCHITECTURE = PACKAGE.parent / "ARCHITECTURE.md"
+LAYER_LINE = re.compile(r"^\s*(\d+)\s+(.*)$")
+MODULE_NAME = re.compile(r"\b([a-z_][a-z0-9_]*)(?:\.py|/)")
+
+
+def architecture_layers() -> list[tuple[str, ...]]:
+    """The numbered layer lines of ARCHITECTURE.md's package-layers block, as names."""
+    text = ARCHITECTURE.read_text()
+    section = text[text.index("## Package layers"):]
+    block = section[section.index("```\n") + 4:]
+    block = block[:block.index("```")]
+    layers = []
+    for line in block.splitlines():
+        if match := LAYER_LINE.match(line):
+            assert int(match.group(1)) == len(layers), f"layer numbers out of order: {line!r}"
+            names_part = re.split(r"\s{2,}", match.group(2))[0]
+            layers.append(tuple(MODULE_NAME.findall(names_part)))
+    return layers
+
+
+def test_architecture_layer_diagram_is_the_layering_the_tests_check():
+    assert architecture_layers() == LAYERS
+
+
+TRANSLATOR = PACKAGE / "translator"
+LISTED_MODULE = re.compile(r"^    (\w+\.py)\s+(.*)$")
+CAPITALS = re.compile(r"\b[A-Z][A-Z0-9_]+\b")
+
+
+def translator_listing() -> dict[str, str]:
+    """translator/__init__.py's docstring listing: module file -> what it says it holds."""
+    listing: dict[str, str] = {}
+    current = None
+    for line in (ast.get_docstring(parse(TRANSLATOR / "__init__.py")) or "").splitlines():
+        if match := LISTED_MODULE.match(line):
+            current = match.group(1)
+            listing[current] = match.group(2)
+        elif current and line.startswith(" " * 10) and line.strip():
+            listing[current] += " " + line.strip()
+        else:
+            current = None
+    return listing
+
+
+def defined_names(path: Path) -> set[str]:
+    """Every function, method and class-level name a module defines."""
+    names = set()
+    for node in ast.walk(parse(path)):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, ast.Assign):
+            names.update(t.id for t in node.targets if isinstance(t, ast.Name))
+    return names
+
+
+def test_translator_docstring_lists_every_module_and_what_it_handles():
+    listing = translator_listing()
+    modules = {p.name for p in TRANSLATOR.glob("*.py") if p.name != "__init__.py"}
+    assert set(listing) == modules, "translator/__init__.py's listing and the package differ"
+    offences = []
+    for module, text in listing.items():
+        names = defined_names(TRANSLATOR / module)
+        handled = names & set(dis.opmap)
+        named = set(CAPITALS.findall(text)) & set(dis.opmap)
+        offences += [f"{module}: lists {name}, which it does not define" for name in named - names]
+        if "family" not in text:
+            offences += [f"{module}: handles {name}, not listed" for name in handled - named]
+    assert not offences, "\n".join(offences)
+
+
+def test_variable_tracker_protocol_table_lists_every_public_method():
+    tree = parse(PACKAGE / "variables" / "base.py")
+    tracker = next(node for node in tree.body
+                   if isinstance(node, ast.ClassDef) and node.name == "VariableTracker")
+    methods = {node.name for node in tracker.body
+               if isinstance(node, ast.FunctionDef) and not node.name.startswith("_")}
+    table = {match.group(1) for match in
+             re.finditer(r"^\| `(\w+)\(", ast.get_docstring(tree) or "", re.MULTILINE)}
+    assert table == methods, f"only in the class: {methods - table}; only in the table: {table - methods}"

@@ -145,7 +145,7 @@ def test_the_limit_counts_each_instruction_once():
     x, y = samples.tensors((4, 4), (4, 4))
     count = len(list(dis.get_instructions(samples.f)))
     for limit, breaks in ((count, False), (count - 1, True)):
-        with config.patch(max_loop_iterations=limit):
+        with config.patch(max_instructions_per_frame=limit):
             minidynamo.reset()
             explanation = minidynamo.explain(samples.f)(x, y)
         reasons = [str(r) for r in explanation.break_reasons]
@@ -158,7 +158,7 @@ def test_a_break_names_the_line_of_the_instruction_it_stopped_at():
     """The endless-loop break happens inside the loop: its user frame names a line of the
     loop's instructions (dis), not the `def` line of the function."""
     x, = samples.tensors((3,))
-    with config.patch(max_loop_iterations=100):
+    with config.patch(max_instructions_per_frame=100):
         minidynamo.reset()
         explanation = minidynamo.explain(samples.long_loop)(x)
     instructions = list(dis.get_instructions(samples.long_loop))
@@ -173,7 +173,7 @@ def test_a_break_names_the_line_of_the_instruction_it_stopped_at():
 @pytest.mark.task("ch02.2")
 def test_step_counts_instructions_and_gives_up_on_endless_loops():
     x, = samples.tensors((3,))
-    with config.patch(max_loop_iterations=100):
+    with config.patch(max_instructions_per_frame=100):
         minidynamo.reset()
         explanation = minidynamo.explain(samples.long_loop)(x)
     assert any("too many instructions" in str(reason) for reason in explanation.break_reasons)

@@ -21,7 +21,7 @@ from minidynamo.testing import (
     placeholder_names,
     torch_trace_log,
 )
-from minidynamo.translator.operators import BINARY_OPERATORS, stack_op
+from minidynamo.translator.operators import OPERATOR_FUNCTIONS, stack_op
 
 from . import samples
 
@@ -69,10 +69,10 @@ def test_load_fast_of_a_deleted_local_is_not_guessed():
 
 def binary_op_from_stack_ops():
     """BINARY_OP as seed 000 describes it: one more table lookup, to a stack_op handler."""
-    handlers = {symbol: stack_op(fn) for symbol, fn in BINARY_OPERATORS.items()}
+    handlers = {symbol: stack_op(fn) for symbol, fn in OPERATOR_FUNCTIONS.items()}
 
     def BINARY_OP(self, inst):
-        handlers[opcodes.BINARY_OPERATORS[inst.arg]](self, inst)
+        handlers[opcodes.BINARY_OP_SYMBOLS[inst.arg]](self, inst)
 
     return BINARY_OP
 

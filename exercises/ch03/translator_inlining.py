@@ -36,7 +36,7 @@ class InliningInstructionTranslator:
     @classmethod
     def inline_call(
         cls,
-        parent: InstructionTranslatorBase,
+        tx: InstructionTranslatorBase,
         fn: BaseUserFunctionVariable,
         args: Sequence[VariableTracker],
         kwargs: dict[str, VariableTracker],

@@ -103,7 +103,7 @@ def _arg_from_argval(instruction: Instruction, kind: str, tables: CodeTables) ->
     if kind == "COMPARE_OP" and isinstance(argval, str):
         return opcodes.COMPARE_OPERATORS.index(argval)
     if kind == "BINARY_OP" and isinstance(argval, str):
-        return opcodes.BINARY_OPERATORS.index(argval)
+        return opcodes.BINARY_OP_SYMBOLS.index(argval)
     if isinstance(argval, int) and not isinstance(argval, bool):
         return argval
     return None

@@ -68,7 +68,7 @@ class OpcodeTable:
             `analysis.live_variables`).
         local_writes: opcodes after which a local or cell variable no longer
             holds its previous value.
-        binary_operators: BINARY_OP's arg -> the operator symbol it applies.
+        binary_op_symbols: BINARY_OP's arg -> the operator symbol it applies.
         compare_operators: COMPARE_OP's arg -> the comparison it applies.
     """
 
@@ -90,7 +90,7 @@ class OpcodeTable:
     branch_effects: Mapping[str, tuple[int, int]]
     local_reads: frozenset[str]
     local_writes: frozenset[str]
-    binary_operators: tuple[str, ...]
+    binary_op_symbols: tuple[str, ...]
     compare_operators: tuple[str, ...]
 
 
@@ -217,7 +217,7 @@ PY311 = OpcodeTable(
         "LOAD_CLOSURE", "DELETE_DEREF", "MAKE_CELL",
     }),
     local_writes=frozenset({"STORE_FAST", "DELETE_FAST", "STORE_DEREF", "DELETE_DEREF"}),
-    binary_operators=(
+    binary_op_symbols=(
         "+", "&", "//", "<<", "@", "*", "%", "|", "**", ">>", "-", "/", "^",
         "+=", "&=", "//=", "<<=", "@=", "*=", "%=", "|=", "**=", ">>=", "-=", "/=", "^=",
     ),
@@ -276,7 +276,7 @@ STACK_EFFECTS = TABLE.stack_effects
 BRANCH_EFFECTS = TABLE.branch_effects
 LOCAL_READS = TABLE.local_reads
 LOCAL_WRITES = TABLE.local_writes
-BINARY_OPERATORS = TABLE.binary_operators
+BINARY_OP_SYMBOLS = TABLE.binary_op_symbols
 COMPARE_OPERATORS = TABLE.compare_operators
 
 

@@ -142,7 +142,7 @@ def _describe_format(arg: int) -> tuple[Any, str]:
 
 _SPECIAL_ARGS = {
     "COMPARE_OP": lambda arg: (opcodes.COMPARE_OPERATORS[arg],) * 2,
-    "BINARY_OP": lambda arg: (arg, opcodes.BINARY_OPERATORS[arg]),
+    "BINARY_OP": lambda arg: (arg, opcodes.BINARY_OP_SYMBOLS[arg]),
     "FORMAT_VALUE": _describe_format,
     "MAKE_FUNCTION": lambda arg: (arg, ", ".join(
         flag for bit, flag in enumerate(MAKE_FUNCTION_FLAGS) if arg & (1 << bit))),

@@ -166,7 +166,7 @@ class InstructionTranslatorBase(
         self.current_instruction = inst
         self.instruction_pointer += 1
         self.steps += 1
-        if self.steps > config.max_loop_iterations:
+        if self.steps > config.max_instructions_per_frame:
             what = "the frame runs too many instructions (an endless loop?)"
             graph_break("unsupported Python feature", what)
         if logs.is_enabled("trace_bytecode"):
@@ -176,7 +176,7 @@ class InstructionTranslatorBase(
 
     def run(self) -> None:
         """Run the frame to its RETURN_VALUE (or to a graph break)."""
-        self.output.tracers.append(self)
+        self.output.translators.append(self)
         try:
             while self.step():
                 pass
@@ -184,7 +184,7 @@ class InstructionTranslatorBase(
             error.add_user_frame(self.user_frame())
             raise
         finally:
-            self.output.tracers.remove(self)
+            self.output.translators.remove(self)
 
     def jump(self, inst: Instruction) -> None:
         """Continue at the instruction `inst` jumps to."""

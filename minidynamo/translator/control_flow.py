@@ -1,4 +1,4 @@
-"""Control flow: generic_jump, loops unrolled by FOR_ITER, RETURN_VALUE (chapters 2, 6).
+"""Control flow: generic_jump, the jumps, loops unrolled by FOR_ITER, raise (chapters 2, 6).
 
 The translator follows *one* path through the code. A conditional jump pops
 its condition and asks `generic_jump` which way to go. The answer depends on
@@ -135,7 +135,7 @@ def if_false(truth: bool) -> bool:
 
 
 class ControlFlowHandlers:
-    """Jumps, loops, returns and raises."""
+    """Jumps, loops and raises."""
 
     JUMP_FORWARD = unconditional_jump
     JUMP_BACKWARD = unconditional_jump

@@ -39,7 +39,7 @@ class InliningInstructionTranslator(InstructionTranslatorBase):
     @classmethod
     def inline_call(
         cls,
-        parent: InstructionTranslatorBase,
+        tx: InstructionTranslatorBase,
         fn: BaseUserFunctionVariable,
         args: Sequence[VariableTracker],
         kwargs: dict[str, VariableTracker],
@@ -49,20 +49,20 @@ class InliningInstructionTranslator(InstructionTranslatorBase):
         for flag, what in UNSUPPORTED_CODE_FLAGS.items():
             if code.co_flags & flag:
                 graph_break("unsupported Python feature", f"calling {code.co_name}, {what}")
-        if parent.depth() >= config.inline_depth_limit:
-            graph_break("inlining too deep", f"calling {code.co_name} {parent.depth()} calls deep")
-        symbolic_locals = fn.bind(parent, args, kwargs)
-        cells = dict(zip(code.co_freevars, fn.closure_cells(parent)))
+        if tx.depth() >= config.inline_depth_limit:
+            graph_break("inlining too deep", f"calling {code.co_name} {tx.depth()} calls deep")
+        symbolic_locals = fn.bind(tx, args, kwargs)
+        cells = dict(zip(code.co_freevars, fn.closure_cells(tx)))
         if code.co_flags & inspect.CO_GENERATOR:  # nothing runs until the first next()
-            frame = InliningGeneratorInstructionTranslator(
-                parent.output, code, scan(code), symbolic_locals, fn.get_globals(), cells, parent
+            generator_tx = InliningGeneratorInstructionTranslator(
+                tx.output, code, scan(code), symbolic_locals, fn.get_globals(), cells, tx
             )
-            return GeneratorVariable(frame, object_id=new_object_id())
-        tracer = cls(
-            parent.output, code, scan(code), symbolic_locals, fn.get_globals(), cells, parent
+            return GeneratorVariable(generator_tx, object_id=new_object_id())
+        callee_tx = cls(
+            tx.output, code, scan(code), symbolic_locals, fn.get_globals(), cells, tx
         )
-        tracer.run()
-        return tracer.return_value
+        callee_tx.run()
+        return callee_tx.return_value
 
     def RETURN_VALUE(self, inst: Instruction) -> None:
         self.return_value = self.pop()
@@ -81,13 +81,13 @@ class InliningGeneratorInstructionTranslator(InliningInstructionTranslator):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.yielded: VariableTracker | None = None
-        self.output.tracers.append(self)  # alive (its locals see new versions) until exhausted
+        self.output.translators.append(self)  # alive (its locals see new versions) until exhausted
 
-    def resume(self, consumer: InstructionTranslatorBase) -> VariableTracker | None:
+    def resume(self, tx: InstructionTranslatorBase) -> VariableTracker | None:
         """Run to the next yield; the yielded value, or None once the generator returned."""
         if self.return_value is not None:
             return None
-        self.parent, self.yielded = consumer, None
+        self.parent, self.yielded = tx, None
         try:
             while self.yielded is None and self.step():
                 pass
@@ -95,7 +95,7 @@ class InliningGeneratorInstructionTranslator(InliningInstructionTranslator):
             error.add_user_frame(self.user_frame())
             raise
         if self.return_value is not None:
-            self.output.tracers.remove(self)
+            self.output.translators.remove(self)
             return None
         return self.yielded
 

@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from minidynamo.translator.base import Handler, InstructionTranslatorBase
 
 # BINARY_OP's operator symbol (its argrepr) -> the operator function
-BINARY_OPERATORS: dict[str, Callable[..., Any]] = {
+OPERATOR_FUNCTIONS: dict[str, Callable[..., Any]] = {
     "+": operator.add, "-": operator.sub, "*": operator.mul, "/": operator.truediv,
     "//": operator.floordiv, "%": operator.mod, "**": operator.pow, "@": operator.matmul,
     "&": operator.and_, "|": operator.or_, "^": operator.xor,
@@ -87,7 +87,7 @@ class OperatorHandlers:
     BINARY_SUBSCR = deferred_stack_op(operator.getitem)
 
     def BINARY_OP(self: InstructionTranslatorBase, inst: Instruction) -> None:
-        fn = BINARY_OPERATORS[opcodes.BINARY_OPERATORS[inst.arg]]
+        fn = OPERATOR_FUNCTIONS[opcodes.BINARY_OP_SYMBOLS[inst.arg]]
         self.push(BuiltinVariable(fn).call_function(self, self.popn(2), {}))
 
     def COMPARE_OP(self: InstructionTranslatorBase, inst: Instruction) -> None:

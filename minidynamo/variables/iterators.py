@@ -116,17 +116,17 @@ class RangeIteratorVariable(IteratorVariable):
 class GeneratorVariable(IteratorVariable):
     """A generator object made while tracing: a handle on its suspended frame.
 
-    `frame` is the generator's translator (its stack and locals are its state);
+    `generator_tx` is the generator's translator (its stack and locals are its state);
     `next_variable` resumes it until the next `yield`.
     """
 
-    frame: Any  # an InliningGeneratorInstructionTranslator (translator layer)
+    generator_tx: Any  # an InliningGeneratorInstructionTranslator (translator layer)
 
     def python_type(self) -> type:
         return types.GeneratorType
 
     def next_variable(self, tx: Translator) -> VariableTracker | None:
-        return self.frame.resume(tx)
+        return self.generator_tx.resume(tx)
 
     def unpack_var_sequence(self, tx: Translator) -> list[VariableTracker]:
         items = []
@@ -138,4 +138,4 @@ class GeneratorVariable(IteratorVariable):
         graph_break("cannot reconstruct", "a generator made while tracing escapes the frame")
 
     def __repr__(self) -> str:
-        return f"GeneratorVariable({self.frame.code.co_name})"
+        return f"GeneratorVariable({self.generator_tx.code.co_name})"

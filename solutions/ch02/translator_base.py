@@ -54,7 +54,7 @@ class InstructionTranslatorBase:
         self.current_instruction = inst
         self.instruction_pointer += 1
         self.steps += 1
-        if self.steps > config.max_loop_iterations:
+        if self.steps > config.max_instructions_per_frame:
             what = "the frame runs too many instructions (an endless loop?)"
             graph_break("unsupported Python feature", what)
         if logs.is_enabled("trace_bytecode"):

@@ -27,7 +27,7 @@ class InliningInstructionTranslator:
     @classmethod
     def inline_call(
         cls,
-        parent: InstructionTranslatorBase,
+        tx: InstructionTranslatorBase,
         fn: BaseUserFunctionVariable,
         args: Sequence[VariableTracker],
         kwargs: dict[str, VariableTracker],
@@ -37,17 +37,17 @@ class InliningInstructionTranslator:
         for flag, what in UNSUPPORTED_CODE_FLAGS.items():
             if code.co_flags & flag:
                 graph_break("unsupported Python feature", f"calling {code.co_name}, {what}")
-        if parent.depth() >= config.inline_depth_limit:
-            graph_break("inlining too deep", f"calling {code.co_name} {parent.depth()} calls deep")
-        symbolic_locals = fn.bind(parent, args, kwargs)
-        cells = dict(zip(code.co_freevars, fn.closure_cells(parent)))
+        if tx.depth() >= config.inline_depth_limit:
+            graph_break("inlining too deep", f"calling {code.co_name} {tx.depth()} calls deep")
+        symbolic_locals = fn.bind(tx, args, kwargs)
+        cells = dict(zip(code.co_freevars, fn.closure_cells(tx)))
         if code.co_flags & inspect.CO_GENERATOR:  # nothing runs until the first next()
-            frame = InliningGeneratorInstructionTranslator(
-                parent.output, code, scan(code), symbolic_locals, fn.get_globals(), cells, parent
+            generator_tx = InliningGeneratorInstructionTranslator(
+                tx.output, code, scan(code), symbolic_locals, fn.get_globals(), cells, tx
             )
-            return GeneratorVariable(frame, object_id=new_object_id())
-        tracer = cls(
-            parent.output, code, scan(code), symbolic_locals, fn.get_globals(), cells, parent
+            return GeneratorVariable(generator_tx, object_id=new_object_id())
+        callee_tx = cls(
+            tx.output, code, scan(code), symbolic_locals, fn.get_globals(), cells, tx
         )
-        tracer.run()
-        return tracer.return_value
+        callee_tx.run()
+        return callee_tx.return_value

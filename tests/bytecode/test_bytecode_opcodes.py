@@ -20,7 +20,7 @@ def test_argument_tables_equal_dis():
     assert opcodes.LOCAL_ARGS == names(dis.haslocal)
     assert opcodes.FREE_ARGS == names(dis.hasfree)
     assert opcodes.COMPARE_OPERATORS == tuple(dis.cmp_op)
-    assert opcodes.BINARY_OPERATORS == tuple(symbol for _, symbol in opcode._nb_ops)
+    assert opcodes.BINARY_OP_SYMBOLS == tuple(symbol for _, symbol in opcode._nb_ops)
 
 
 def test_jump_tables_equal_dis():

@@ -88,7 +88,7 @@ def test_a_tensor_operand_adds_a_graph_node(tx):
 
 def test_list_mutation_makes_a_new_version_everywhere(tx):
     items = ListVariable((), object_id=new_object_id())
-    tx.output.tracers.append(tx)  # as while it runs: replace_all walks the running translators
+    tx.output.translators.append(tx)  # as while it runs: replace_all walks the running translators
     tx.push(items)
     tx.symbolic_locals["parts"] = items
     items.call_method(tx, "append", [ConstantVariable(1)], {})

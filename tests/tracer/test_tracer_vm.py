@@ -63,7 +63,7 @@ def test_handler_names_are_checked_against_dis_opmap():
 
 
 def test_version_facts_come_from_the_bytecode_layer():
-    assert opcodes.BINARY_OPERATORS[0] == "+"
+    assert opcodes.BINARY_OP_SYMBOLS[0] == "+"
 
 
 def test_push_pop_popn_keep_cpython_order():
