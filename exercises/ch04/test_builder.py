@@ -14,7 +14,7 @@ import torch
 import minidynamo
 from minidynamo.testing import assert_same_as_torch, placeholder_names
 
-from . import programs
+from . import programs, samples
 
 
 # -- ch04.3: VariableBuilder.__call__ ------------------------------------------------------
@@ -81,3 +81,10 @@ def test_namedtuple_fields_and_list_items():
 def test_torch_module_call_reads_its_argument_tuple():
     torch.manual_seed(0)
     assert_same_as_torch(torch.nn.Linear(4, 2), torch.randn(3, 4))  # L['args'][0]
+
+
+@pytest.mark.task("ch04.4")
+def test_items_of_a_container_with_no_source_are_built_at_once():
+    """`type(grid).blocks` has no source: a lazy item would have nothing to reload from
+    when the tuple is rebuilt after the graph, so its items are built when it is."""
+    assert_same_as_torch(samples.class_table, torch.randn(3), samples.Grid())

@@ -21,7 +21,7 @@ from minidynamo.testing import (
     torch_trace_log,
 )
 
-from . import programs
+from . import programs, samples
 
 
 def stacks(lines):
@@ -103,3 +103,22 @@ def test_globals_and_parameters_become_graph_inputs():
     assert_same_as_torch(programs.read_global, torch.randn(4))
     torch.manual_seed(0)
     assert_same_as_torch(torch.nn.Linear(4, 2), torch.randn(3, 4))
+
+
+@pytest.mark.task("ch04.6")
+def test_a_parameter_input_keeps_its_class():
+    """`isinstance(w, nn.Parameter)` is answered from the tracker: it must know the class."""
+    assert_same_as_torch(samples.scale_parameters, torch.randn(3),
+                         torch.nn.Parameter(torch.randn(3)))
+    assert_same_as_torch(samples.Gate(), torch.randn(3))
+
+
+@pytest.mark.task("ch04.6")
+def test_an_input_returned_unchanged_is_reloaded_from_its_source():
+    """`return x, x + y`: x is reloaded after the graph, not made a graph output."""
+    x, y = torch.randn(3), torch.randn(3)
+    comparison = assert_same_as_torch(samples.input_and_sum, x, y)
+    (gm,) = comparison.minidynamo.graphs
+    assert len(gm.graph.output_node().args[0]) == 1    # only x + y leaves the graph
+    result = minidynamo.compile(samples.input_and_sum)(x, y)
+    assert result[0] is x

@@ -8,19 +8,29 @@ with torch.compile's and the values with eager PyTorch, computed in the same tes
 
 from __future__ import annotations
 
+import contextlib
+import logging
+import re
+
 import pytest
 import torch
+import torch._dynamo.output_graph  # defines the logger of TORCH_LOGS=graph_code
 from torch._subclasses.fake_tensor import FakeTensor
 
 import minidynamo
 from minidynamo.testing import (
+    Call,
     RecordingBackend,
     assert_same_as_torch,
+    compare_with_eager,
     compare_with_torch,
+    normalize_graph,
     placeholder_names,
+    run_eager,
+    run_minidynamo,
 )
 
-from . import programs
+from . import programs, samples
 
 
 def call_nodes(gm):
@@ -53,14 +63,34 @@ def data_dependent(x):
 
 
 @pytest.mark.task("ch05.1")
-def test_a_data_dependent_op_breaks_the_graph_like_torch():
+@pytest.mark.parametrize("fn", [data_dependent, samples.data_dependent_method],
+                         ids=["function", "method"])
+def test_a_data_dependent_op_breaks_the_graph_like_torch(fn):
     """FakeTensors cannot say how many rows nonzero() has: a graph break where torch.compile
-    breaks too (two graphs), naming the op, not an exception out of the compiler."""
+    breaks too (two graphs), not an exception out of the compiler. The break is of the
+    data-dependent kind (its hint says what to do) and names the op as the user wrote it,
+    called as a function (target torch.nonzero) or as a method (target "nonzero")."""
     x = torch.randn(4, 4)
-    comparison = compare_with_torch(data_dependent, x)
+    comparison = compare_with_torch(fn, x)
     assert comparison.ok, comparison.report()
-    assert any("nonzero" in message and "data" in message
-               for message in comparison.minidynamo.graph_breaks)
+    (message,) = comparison.minidynamo.graph_breaks
+    assert "(data-dependent value): nonzero() " in message, message
+
+
+@pytest.mark.task("ch05.1")
+def test_an_op_that_fails_on_fakes_lets_eager_raise_the_users_error():
+    """`(2, 3) @ (2, 3)` fails on FakeTensors as it fails in eager mode: a graph break of
+    the kind "exception in traced code", naming the op and the error, so that the frame
+    runs eagerly and the user gets eager's own RuntimeError. (torch.compile raises its
+    own TorchRuntimeError out of the compiler instead: compared with eager only.)"""
+    calls = [Call((torch.randn(2, 3), torch.randn(2, 3)))]
+    eager = run_eager(samples.mismatched_shapes, calls)
+    ours = run_minidynamo(samples.mismatched_shapes, calls)
+    assert eager.outcomes[0].error is not None
+    assert compare_with_eager(eager, ours) == []
+    (message,) = ours.graph_breaks
+    assert "(exception in traced code): matmul() raised RuntimeError: " in message, message
+
 
 @pytest.mark.task("ch05.1")
 def test_shapes_and_dtypes_are_propagated():
@@ -118,6 +148,13 @@ def test_a_value_without_tensors_is_a_constant_not_a_node():
         len(call_nodes(comparison.torch.graphs[0]))
 
 
+@pytest.mark.task("ch05.2")
+def test_an_item_write_is_a_node_though_it_returns_none():
+    """`y[0] = 5.0` is operator.setitem, whose result holds no tensor: it is recorded
+    anyway, because it changes y (a mutating op is never folded into a constant)."""
+    assert_same_as_torch(samples.write_items, torch.randn(4))
+
+
 # -- ch05.3: OutputGraph.call_graph --------------------------------------------------------
 
 @pytest.mark.task("ch05.3")
@@ -159,3 +196,88 @@ def test_unused_inputs_and_empty_graphs_as_in_torch_compile():
 @pytest.mark.task("ch05.3")
 def test_a_real_backend_compiles_the_graph():
     assert_same_as_torch(programs.chain, torch.randn(3), backend="aot_eager")
+
+
+@pytest.mark.task("ch05.3")
+@pytest.mark.parametrize("fn", [samples.empty_no_grad, samples.no_grad_metadata],
+                         ids=lambda fn: fn.__name__)
+def test_an_empty_grad_mode_block_leaves_no_toggles(fn):
+    """A no_grad block with no operation inside leaves `_set_grad_enabled(False)` and
+    `_set_grad_enabled(True)` next to each other: dropped, as torch.compile drops them."""
+    assert_same_as_torch(fn, torch.randn(3))
+
+
+@pytest.mark.task("ch05.3")
+def test_a_graph_with_operations_and_no_output_still_runs():
+    """`x.mul_(2); return n`: nothing leaves the graph, but it changes x, so it is compiled
+    and called; only a graph with neither outputs nor operations is skipped."""
+    comparison = assert_same_as_torch(samples.scale_in_place, torch.randn(3), 2)
+    assert comparison.minidynamo.graph_count == 1
+
+
+class LogRecords(logging.Handler):
+    def __init__(self) -> None:
+        super().__init__(level=logging.DEBUG)
+        self.messages: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.messages.append(record.getMessage())
+
+
+@contextlib.contextmanager
+def graph_code_log(logger_name):
+    """The messages of a graph_code logger (minidynamo's or torch's), switched on here."""
+    logger, records = logging.getLogger(logger_name), LogRecords()
+    saved = logger.level, logger.propagate, logger.handlers
+    logger.handlers, logger.propagate = [records], False
+    logger.setLevel(logging.DEBUG)
+    try:
+        yield records.messages
+    finally:
+        logger.setLevel(saved[0])
+        logger.propagate, logger.handlers = saved[1:]
+
+
+def without_names(message):
+    """A graph_code message without what differs by design: the graph's number (torch
+    adds a unique id) and the file name torch puts before `class GraphModule`."""
+    message = re.sub(r"__compiled_fn_\d+(_[0-9a-f]{8}(_[0-9a-f]{4}){3}_[0-9a-f]{12})?",
+                     "__compiled_fn_N", message)
+    return re.sub(r"\n \S+\.py class GraphModule", "\n class GraphModule", message)
+
+
+@pytest.mark.task("ch05.3")
+@pytest.mark.parametrize("fn, shapes", [
+    (programs.shapes, [(2, 3), (3, 4)]),
+    (programs.multiple_results, [(3, 5)]),
+], ids=lambda value: getattr(value, "__name__", ""))
+def test_the_graph_code_log_is_torch_compiles(fn, shapes, capsys):
+    """MINIDYNAMO_LOGS=graph_code prints each graph as TORCH_LOGS=graph_code does (with
+    strides and devices), to the log, not to stdout."""
+    args = [torch.randn(shape) for shape in shapes]
+    torch._dynamo.reset()
+    with graph_code_log("torch._dynamo.output_graph.__graph_code") as theirs:
+        torch.compile(fn, backend="eager")(*args)
+    with graph_code_log("minidynamo.graph_code") as ours:
+        minidynamo.compile(fn)(*args)
+    assert len(ours) == 1 and ours[0].startswith("TRACED GRAPH\n ===== __compiled_fn_")
+    assert [without_names(m) for m in ours] == [without_names(m) for m in theirs]
+    assert capsys.readouterr().out == ""
+
+
+@pytest.mark.task("ch05.3")
+@pytest.mark.parametrize("fn, shapes", [
+    (programs.chain, [(3,)]),
+    (samples.break_on_data, [(4,)]),
+], ids=lambda value: getattr(value, "__name__", ""))
+def test_explain_sees_the_compiled_graphs(fn, shapes):
+    """minidynamo.explain reports the graphs call_graph compiled, and the breaks at which a
+    partial graph was compiled, as torch._dynamo.explain does."""
+    args = [torch.randn(shape) for shape in shapes]
+    theirs = torch._dynamo.explain(fn)(*args)
+    ours = minidynamo.explain(fn)(*args)
+    assert (ours.graph_count, ours.graph_break_count) == \
+        (theirs.graph_count, theirs.graph_break_count)
+    assert [normalize_graph(gm) for gm in ours.graphs] == \
+        [normalize_graph(gm) for gm in theirs.graphs]
+    assert len(ours.compiled_break_reasons) == len(theirs.break_reasons)

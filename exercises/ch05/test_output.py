@@ -15,9 +15,16 @@ import pytest
 import torch
 
 import minidynamo
-from minidynamo.testing import assert_same_as_torch, assert_same_value
+from minidynamo.testing import (
+    Call,
+    assert_same_as_torch,
+    assert_same_value,
+    compare_with_eager,
+    run_eager,
+    run_minidynamo,
+)
 
-from . import programs
+from . import programs, samples
 
 
 def identities(result, args):
@@ -61,6 +68,42 @@ def test_returned_objects_keep_their_identity(fn, args):
 def test_namedtuples_and_constants_are_rebuilt():
     assert_same_as_torch(programs.named_result, torch.randn(3))
     assert_same_as_torch(programs.no_tensor_work, torch.randn(3), 4)
+
+
+@pytest.mark.task("ch05.4")
+def test_values_with_no_identity_are_each_rebuilt():
+    """Tuples have no identity to share: each is rebuilt from its own items, never
+    taken from another one's temporary."""
+    assert_same_as_torch(samples.two_new_tuples, torch.randn(3))
+
+
+@pytest.mark.task("ch05.4")
+def test_an_item_moved_between_input_lists_is_read_before_the_writes():
+    """`b.append(a[0]); a[0] = ...`: b's new item is rebuilt after a is replayed. The
+    item was realized as x's tracker and the constant is known, so neither is read
+    back from L['a'][0] / L['xs'][0], which the replay of a / xs has changed."""
+    x = torch.randn(3)
+    assert_same_as_torch(samples.move_item, [x], [], x)
+    assert_same_as_torch(samples.move_constant, [1, 2], [], x)
+    (_, eager_args), (_, our_args) = run_both(samples.move_item, [x], [], x)
+    assert our_args[1][0] is our_args[2] and eager_args[1][0] is eager_args[2]  # b[0] is x
+
+
+@pytest.mark.task("ch05.4")
+def test_a_list_that_contains_itself_is_never_rebuilt_wrong():
+    """`xs.append(xs)`: the list holds an older version of its own tracker, which stands
+    for the list itself (the latest version), never for a copy of its old contents. An
+    input list is reloaded from its source. A new one the reference cannot rebuild: it
+    runs the frame eagerly, which is allowed outside strict mode; a wrong list is not."""
+    assert_same_as_torch(samples.input_list_containing_itself, torch.randn(3), [1])
+    _, (ours, our_args) = run_both(samples.input_list_containing_itself, torch.randn(3), [1])
+    assert ours[1] is our_args[1] and our_args[1][1] is our_args[1]
+    calls = [Call((torch.randn(3),))]
+    eager = run_eager(samples.list_containing_itself, calls)
+    ours = run_minidynamo(samples.list_containing_itself, calls, strict=False)
+    assert compare_with_eager(eager, ours) == []
+    result = ours.outcomes[0].value
+    assert len(result) == 2 and result[1] is result
 
 
 # -- ch05.5: _replay_list ------------------------------------------------------------------

@@ -1,0 +1,47 @@
+"""More programs for the chapter 4 graded tests: inputs whose tracker is easy to get wrong.
+
+Like `programs.py`, each one is compiled by minidynamo and by torch.compile in the
+same test and run eagerly; nothing here is an expected answer.
+"""
+
+from __future__ import annotations
+
+import torch
+
+
+class Grid:
+    """A class attribute read through `type(grid)`. minidynamo gives `type(grid)` no
+    source, so `type(grid).blocks` is a container with no source: its items cannot be
+    reloaded from anywhere, and must be built at once (VariableBuilder.child)."""
+
+    blocks = ((2, 3), (4, 5))
+
+
+def class_table(x, grid):
+    rows, cols = type(grid).blocks[1]
+    return x * rows + cols, type(grid).blocks       # the tuple escapes: it is rebuilt
+
+
+def scale_parameters(x, weight):
+    """A parameter passed as an argument: its tracker must say nn.Parameter."""
+    if isinstance(weight, torch.nn.Parameter):
+        return x * weight
+    return x + weight
+
+
+class Gate(torch.nn.Module):
+    """Module state of two classes: the parameter multiplies, the buffer adds."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.weight = torch.nn.Parameter(torch.linspace(0.5, 1.5, 3))
+        self.register_buffer("offset", torch.linspace(-1.0, 1.0, 3))
+
+    def forward(self, x):
+        for state in (self.weight, self.offset):
+            x = x * state if isinstance(state, torch.nn.Parameter) else x + state
+        return x
+
+
+def input_and_sum(x, y):
+    return x, x + y                  # x itself comes back: reloaded from L['x']

@@ -1,0 +1,73 @@
+"""A common mistake: skip the backend whenever the graph has no outputs. A graph whose
+only work is in place (`x.mul_(2); return n`) has operations and no outputs: it must
+still be compiled and called, or the input is never changed."""
+
+from __future__ import annotations
+
+
+class OutputGraph:
+    def run_on_fakes(self, kind: str, target: Any, args: tuple, kwargs: dict[str, Any]) -> Any:
+        """Run the operation on FakeTensors: the result's shape, dtype and device, no data."""
+
+        def example_of(node: torch.fx.Node) -> Any:
+            return node.meta["example_value"]
+
+        fake_args = torch.fx.node.map_arg(args, example_of)
+        fake_kwargs = torch.fx.node.map_arg(kwargs, example_of)
+        name = target if isinstance(target, str) else getattr(target, "__name__", repr(target))
+        try:
+            with self.fake_mode:
+                if kind == "call_method":
+                    return getattr(fake_args[0], target)(*fake_args[1:], **fake_kwargs)
+                return target(*fake_args, **fake_kwargs)
+        except (DataDependentOutputException, DynamicOutputShapeException) as error:
+            what = f"{name}() depends on tensor data ({type(error).__name__})"
+            graph_break("data-dependent value", what)
+        except Exception as error:  # the same call would raise in eager mode
+            what = f"{name}() raised {type(error).__name__}: {error}"
+            graph_break("exception in traced code", what)
+
+    def create_node(
+        self,
+        tx: Translator,
+        kind: str,
+        target: Any,
+        args: Sequence[VariableTracker],
+        kwargs: dict[str, VariableTracker],
+    ) -> VariableTracker:
+        """Record `target(*args, **kwargs)` (kind "call_function" or "call_method")."""
+        node_args = tuple(arg.realize().as_proxy() for arg in args)
+        node_kwargs = {name: value.realize().as_proxy() for name, value in kwargs.items()}
+        example = self.run_on_fakes(kind, target, node_args, node_kwargs)
+        if not contains_tensor(example) and not is_mutating(kind, target):
+            return constant(example)  # x.dim(), torch.is_tensor(x): known now, no node
+        node = self.graph.create_node(kind, target, node_args, node_kwargs)
+        node.meta["example_value"] = example
+        node.meta["stack_trace"] = tx.stack_trace()
+        return self.wrap_result(tx, node, example)
+
+    def call_graph(self, outputs: list[torch.fx.Node]) -> list[Instruction]:
+        """Finish and compile the graph; the instructions that call it (none if empty)."""
+        self.graph.output(tuple(outputs))
+        self.remove_unused_nodes()
+        remove_grad_mode_toggles(self.graph)  # a block entered just before a break
+        if not outputs:
+            return []  # nothing for a backend to do: no graph, as in torch.compile
+        gm = torch.fx.GraphModule(torch.nn.Module(), self.graph)
+        name = f"__compiled_fn_{next(_global_names)}"
+        if logs.is_enabled("graph_code"):
+            code = gm.print_readable(print_output=False, include_stride=True, include_device=True)
+            logs.graph_code_log.debug("TRACED GRAPH\n ===== %s =====\n %s\n", name, code)
+        example_inputs = [graph_input.value for graph_input in self.graph_inputs]
+        compiled = self.backend(gm, example_inputs)
+        self.compiled_graph = gm
+        self.f_globals[name] = self.installed_globals[name] = compiled
+        instructions = [create_instruction("LOAD_GLOBAL", argval=name, arg=1)]
+        for graph_input in self.graph_inputs:
+            instructions += graph_input.source.reconstruct()
+        instructions += [
+            create_instruction("PRECALL", arg=len(self.graph_inputs)),
+            create_instruction("CALL", arg=len(self.graph_inputs)),
+            create_instruction("STORE_FAST", argval=GRAPH_OUTPUT_LOCAL),
+        ]
+        return instructions
