@@ -1,7 +1,9 @@
 """Programs and helpers for the chapter-2 graded tests (nothing here is graded).
 
 The programs are small on purpose: each one needs a few handlers of the symbolic VM,
-and the tests run it three ways (CPython, torch.compile, minidynamo) and compare.
+and the tests run it three ways (CPython, torch.compile, minidynamo) and compare; and
+once more with the stack oracle, which checks the symbolic stack's depth against
+CPython's before every instruction.
 `custom_translators` builds translator classes *inside a test*, so that a plugged
 metaclass or `stack_op` is what builds them, and makes the pipeline use them.
 """
@@ -19,6 +21,8 @@ import torch.nn.functional as F
 
 import minidynamo.convert_frame
 import minidynamo.translator.inlining
+from minidynamo.stack_oracle import StackStep, assert_stack_depths_match_cpython
+from minidynamo.testing import strict_mode
 from minidynamo.translator import InliningInstructionTranslator, InstructionTranslator
 
 
@@ -166,6 +170,11 @@ def subtract(x, y):
     return torch.sub(x, y)
 
 
+def keyword_calls(x, y):
+    """Keywords that are not the next positional parameter: `max=` is clamp's third."""
+    return torch.clamp(x, max=0.5), torch.add(x, y, alpha=2)
+
+
 def as_method_call(function):
     """`function` with its call's stack laid out as CPython lays out a method call:
     [callable, self, args] instead of [NULL, callable, args]. LOAD_GLOBAL pushes no
@@ -197,6 +206,16 @@ def tensors(*shapes: tuple[int, ...]) -> list[torch.Tensor]:
     """Random inputs, reproducible."""
     generator = torch.Generator().manual_seed(0)
     return [torch.randn(*shape, generator=generator) for shape in shapes]
+
+
+def assert_stack_depths_match(program: Any, *args: Any) -> list[StackStep]:
+    """The stack oracle: before every instruction CPython runs, the symbolic stack is
+    exactly as deep as CPython's. A handler that leaves a value behind (an exhausted
+    iterator, a NULL) fails here at the instruction after it, even when the program's
+    value comes out right. Strict mode: an internal error raises instead of sending the
+    frame to eager, where nothing would be compared."""
+    with strict_mode():
+        return assert_stack_depths_match_cpython(program, *args)
 
 
 # -- translators built inside a test ------------------------------------------------------

@@ -2,7 +2,8 @@
 
 The table is checked against `dis.opmap` (the real opcode numbers of this Python); the
 loop against TorchDynamo's own `TORCH_LOGS=trace_bytecode` log of the same call; the
-captured graphs against torch.compile's, computed in the same test.
+captured graphs against torch.compile's, computed in the same test; and every program
+also against CPython's stack, instruction by instruction (the stack oracle).
 """
 
 from __future__ import annotations
@@ -91,6 +92,7 @@ def test_pipeline_with_translators_built_by_the_metaclass(program):
     inputs = samples.tensors((4, 4), (4, 4))[: program.__code__.co_argcount]
     with samples.custom_translators():
         assert_same_as_torch(program, *inputs)
+        samples.assert_stack_depths_match(program, *inputs)
 
 
 @pytest.mark.task("ch02.1")
@@ -107,8 +109,10 @@ def test_a_missing_handler_breaks_the_graph_when_it_runs():
         # a table with a hole still gives CPython's answer: the frame runs eagerly
         minidynamo.reset()
         torch.testing.assert_close(minidynamo.compile(samples.f)(x, y), samples.f(x, y))
+        samples.assert_stack_depths_match(samples.f, x, y)  # up to the break
     with samples.custom_translators(SETUP_ANNOTATIONS=None):  # never runs in f: no break
         assert_same_as_torch(samples.f, x, y)
+        samples.assert_stack_depths_match(samples.f, x, y)
 
 
 # -- ch02.2: step() ----------------------------------------------------------------------
@@ -129,6 +133,7 @@ def test_trace_log_matches_torch(program):
     assert root[0].opname == "RESUME" and root[0].text.endswith("[]")
     if program is samples.f:  # seed 001's table, stack by stack
         assert [line.text for line in mine] == [line.text for line in theirs]
+    samples.assert_stack_depths_match(program, *inputs)
 
 
 @pytest.mark.task("ch02.2")
@@ -136,6 +141,7 @@ def test_trace_log_matches_torch(program):
 def test_stepping_gives_torch_graph(program):
     inputs = samples.tensors((4, 4), (4, 4))[: program.__code__.co_argcount]
     assert_same_as_torch(program, *inputs, fullgraph=True)
+    samples.assert_stack_depths_match(program, *inputs)
 
 
 @pytest.mark.task("ch02.2")
@@ -148,6 +154,7 @@ def test_the_limit_counts_each_instruction_once():
         with config.patch(max_instructions_per_frame=limit):
             minidynamo.reset()
             explanation = minidynamo.explain(samples.f)(x, y)
+            samples.assert_stack_depths_match(samples.f, x, y)
         reasons = [str(r) for r in explanation.break_reasons]
         assert any("too many instructions" in r for r in reasons) == breaks, (limit, reasons)
     minidynamo.reset()
@@ -179,3 +186,4 @@ def test_step_counts_instructions_and_gives_up_on_endless_loops():
     assert any("too many instructions" in str(reason) for reason in explanation.break_reasons)
     comparison = compare_with_torch(samples.long_loop, x)  # the default limit is far away
     assert comparison.ok, comparison.report()
+    samples.assert_stack_depths_match(samples.long_loop, x)

@@ -3,6 +3,9 @@ CALL (ch02.5) and FOR_ITER (ch02.6).
 
 Each program runs eagerly (CPython's values), under torch.compile (the reference
 graph) and under minidynamo with the task's handler plugged in; the three must agree.
+Every handler here moves values on the stack, so each test also runs its program
+through the stack oracle: before every instruction the symbolic stack must be as deep
+as CPython's, which catches a value left behind that the result does not show.
 """
 
 from __future__ import annotations
@@ -42,6 +45,7 @@ def test_load_fast_graphs_match_torch(program):
     comparison = assert_same_as_torch(program, *inputs_for(program), fullgraph=True)
     assert placeholder_names(comparison.minidynamo.graphs[0]) == \
         placeholder_names(comparison.torch.graphs[0])
+    samples.assert_stack_depths_match(program, *inputs_for(program))
 
 
 @pytest.mark.task("ch02.3")
@@ -53,6 +57,7 @@ def test_load_fast_pushes_inputs_lazily(program):
     theirs = [line.text for line in torch_trace_log(program, x, y)]
     mine = [line.text for line in minidynamo_trace_log(program, x, y)]
     assert mine == theirs
+    samples.assert_stack_depths_match(program, x, y)
 
 
 @pytest.mark.task("ch02.3")
@@ -62,6 +67,7 @@ def test_load_fast_of_a_deleted_local_is_not_guessed():
     assert "output" not in comparison.kinds() and "error" not in comparison.kinds(), \
         comparison.report()
     assert any("read before assignment" in message for message in comparison.minidynamo.graph_breaks)
+    samples.assert_stack_depths_match(samples.unbound_local, x)
 
 
 # -- ch02.4: stack_op --------------------------------------------------------------------
@@ -93,6 +99,7 @@ def test_stack_op_handlers_give_torch_graph(program):
     args = inputs_for(program) if program is not samples.unary else [*inputs_for(program)[:1], False]
     with samples.custom_translators(**stack_op_handlers()):
         assert_same_as_torch(program, *args, fullgraph=True)
+        samples.assert_stack_depths_match(program, *args)
 
 
 @pytest.mark.task("ch02.4")
@@ -102,6 +109,7 @@ def test_stack_op_reads_the_arity_from_the_signature():
     args = [*inputs_for(samples.unary)[:1], True]
     with samples.custom_translators(UNARY_NEGATIVE=neg, BINARY_SUBSCR=getitem):
         assert_same_as_torch(samples.unary, *args, fullgraph=True)
+        samples.assert_stack_depths_match(samples.unary, *args)
 
 
 # -- ch02.5: CALL ------------------------------------------------------------------------
@@ -113,6 +121,7 @@ def test_stack_op_reads_the_arity_from_the_signature():
                          ids=lambda p: p.__name__)
 def test_calls_give_torch_graph(program):
     assert_same_as_torch(program, *inputs_for(program), fullgraph=True)
+    samples.assert_stack_depths_match(program, *inputs_for(program))
 
 
 @pytest.mark.task("ch02.5")
@@ -123,6 +132,18 @@ def test_a_call_with_callable_and_self_below_the_arguments():
     x, y = inputs_for(samples.subtract)
     assert_same_value(program(x, y), torch.sub(x, y))
     assert_same_as_torch(program, x, y, fullgraph=True)
+    samples.assert_stack_depths_match(program, x, y)
+
+
+@pytest.mark.task("ch02.5")
+def test_a_call_with_callable_and_self_takes_keywords_too():
+    """[callable, self, args] with KW_NAMES: the last len(names) arguments are keywords
+    whichever shape the call has (torch.clamp(x, max=0.5) is not torch.clamp(x, 0.5))."""
+    program = samples.as_method_call(samples.keyword_calls)
+    x, y = inputs_for(samples.keyword_calls)
+    assert_same_value(program(x, y), samples.keyword_calls(x, y))
+    assert_same_as_torch(program, x, y, fullgraph=True)
+    samples.assert_stack_depths_match(program, x, y)
 
 
 @pytest.mark.task("ch02.5")
@@ -133,6 +154,7 @@ def test_keyword_names_apply_to_one_call_only():
         return a + b, helper_kw(x, 1, c=2), helper_kw(x, 1)
 
     assert_same_as_torch(two_calls, *inputs_for(two_calls), fullgraph=True)
+    samples.assert_stack_depths_match(two_calls, *inputs_for(two_calls))
 
 
 def helper_kw(x, a, b=10, c=100):
@@ -149,6 +171,7 @@ LOOPS = [samples.loop_range, samples.loop_list, samples.loop_break,
 @pytest.mark.parametrize("program", LOOPS, ids=lambda p: p.__name__)
 def test_loops_unroll_like_torch(program):
     assert_same_as_torch(program, *inputs_for(program, (3, 4), (3, 4)), fullgraph=True)
+    samples.assert_stack_depths_match(program, *inputs_for(program, (3, 4), (3, 4)))
 
 
 @pytest.mark.task("ch02.6")
@@ -158,3 +181,4 @@ def test_loop_trace_visits_for_iter_once_per_item_plus_one():
     theirs = [line.opname for line in torch_trace_log(samples.loop_range, x)]
     assert mine.count("FOR_ITER") == theirs.count("FOR_ITER") == 5
     assert mine == theirs
+    samples.assert_stack_depths_match(samples.loop_range, x)

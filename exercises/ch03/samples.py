@@ -7,15 +7,28 @@ torch.compile and under minidynamo, and compare values and graphs.
 from __future__ import annotations
 
 import math
+from typing import Any, Callable
 
 import torch
 import torch.nn.functional as F
+
+from minidynamo.stack_oracle import StackStep, assert_stack_depths_match_cpython
+from minidynamo.testing import strict_mode
 
 
 def tensors(*shapes: tuple[int, ...]) -> list[torch.Tensor]:
     """Random inputs, reproducible."""
     generator = torch.Generator().manual_seed(0)
     return [torch.randn(*shape, generator=generator) for shape in shapes]
+
+
+def assert_stack_depths_match(program: Callable[..., Any], *args: Any) -> list[StackStep]:
+    """The stack oracle: before every instruction CPython runs, the symbolic stack is
+    exactly as deep as CPython's (a value left behind, or one taken too many, fails at
+    the instruction where it happens). Strict mode: an internal error raises instead
+    of sending the frame to eager, where nothing would be compared."""
+    with strict_mode():
+        return assert_stack_depths_match_cpython(program, *args)
 
 
 # -- operators (call_operator) -------------------------------------------------------------
@@ -150,6 +163,63 @@ def network(x, w):
 
 def generator(x, y):
     return sum(t * 2 for t in (x, y))
+
+
+def shifted_rows(x):
+    """A generator function reading a parameter (n), a closure cell (x, shift) and a
+    global (torch): its suspended frame needs all three."""
+    shift = 2
+
+    def rows(n):
+        for i in range(n):
+            yield torch.relu(x) * i + shift
+
+    return list(rows(3))
+
+
+def powers(x, n):
+    for i in range(n):
+        yield x * i
+
+
+def consume(values):
+    if iter(values) is values:  # an iterator can be read once: keep its items
+        values = list(values)
+    return sum(values) + len(values)
+
+
+def reads_a_generator(x):
+    """`iter(gen) is gen`: a generator is one object, whatever names it has."""
+    return consume(powers(x, 3)), consume([x, x])
+
+
+def tail_calls(x):
+    """Three levels of inlined calls, made from translators at depths 0, 1 and 2: they
+    fit an `inline_depth_limit` of 3 exactly; with a limit of 2, call_3 is not inlined."""
+    return call_1(x)
+
+
+def call_1(x):
+    return call_2(x + 1)
+
+
+def call_2(x):
+    return call_3(x * 2)
+
+
+def call_3(x):
+    return x - 3
+
+
+async def scaled_later(x):
+    return x * 2
+
+
+def makes_a_coroutine(x):
+    """Calling an `async def` function makes a coroutine: minidynamo refuses to inline it."""
+    coroutine = scaled_later(x)
+    coroutine.close()
+    return x + 1
 
 
 class Block(torch.nn.Module):

@@ -2,7 +2,10 @@
 (ch03.3) and tensor attributes (ch03.4).
 
 Every program runs eagerly (values), under torch.compile (the reference graph) and under
-minidynamo with the task plugged; values, graphs, placeholders and op arguments must agree.
+minidynamo with the task plugged; values, graphs, placeholders and op arguments must agree,
+and before every instruction the symbolic stack must be as deep as CPython's (the stack
+oracle). A program that must break checks the break's message too: it names the kind of
+break and the operation, as every graph break does.
 """
 
 from __future__ import annotations
@@ -16,9 +19,19 @@ from minidynamo.testing import assert_same_as_torch, normalize_graph, placeholde
 from . import samples
 
 
-def run(program, *shapes):
+def run(program, *shapes, fullgraph=True):
+    """The program on random inputs: the same as torch.compile, and CPython's stack depths."""
     shapes = shapes or ((4, 4),) * program.__code__.co_argcount
-    return assert_same_as_torch(program, *samples.tensors(*shapes), fullgraph=True)
+    inputs = samples.tensors(*shapes)
+    comparison = assert_same_as_torch(program, *inputs, fullgraph=fullgraph)
+    samples.assert_stack_depths_match(program, *inputs)
+    return comparison
+
+
+def first_break(comparison):
+    """The first line of minidynamo's first graph break in a comparison's run."""
+    assert comparison.minidynamo.graph_breaks, comparison.report()
+    return comparison.minidynamo.graph_breaks[0].splitlines()[0]
 
 
 # -- ch03.1: call_operator ----------------------------------------------------------------
@@ -52,6 +65,7 @@ def test_an_item_of_a_list_leaves_the_other_items_lazy():
     comparison = assert_same_as_torch(item_of_a_list, [x, y], fullgraph=True)
     assert placeholder_names(comparison.minidynamo.graphs[0]) == \
         placeholder_names(comparison.torch.graphs[0])
+    samples.assert_stack_depths_match(item_of_a_list, [x, y])
 
 
 @pytest.mark.task("ch03.1")
@@ -83,10 +97,29 @@ def rounds(x):
     return x * round(2.567, ndigits=2)            # a pure builtin folds, keywords too
 
 
+def pair_with_a_default(x, y):
+    Pair = collections.namedtuple("Pair", ["a", "b"], defaults=[3])   # a keyword of the factory
+    return x * Pair(x).b, Pair(x, y).b
+
+
 @pytest.mark.task("ch03.2")
-@pytest.mark.parametrize("program", [makes_a_class, rounds], ids=lambda p: p.__name__)
+@pytest.mark.parametrize("program", [makes_a_class, rounds, pair_with_a_default],
+                         ids=lambda p: p.__name__)
 def test_builtins_that_fold_at_trace_time(program):
     run(program)
+
+
+def module_name(x):
+    return x * 2, globals()["__name__"]   # the caller's globals: not the tracer's own
+
+
+@pytest.mark.task("ch03.2")
+def test_a_builtin_that_is_not_pure_breaks_instead_of_running_at_trace_time():
+    """Only pure builtins run at trace time. globals() reads the frame that calls it: run
+    by the tracer it would answer for one of minidynamo's modules. It is a graph break,
+    and the frame calls it itself, as torch.compile's does."""
+    comparison = run(module_name, fullgraph=False)
+    assert "(unsupported call): builtin globals() with arguments []" in first_break(comparison)
 
 
 # -- ch03.3: ConstantVariable.call_method -------------------------------------------------
@@ -115,6 +148,21 @@ def test_string_methods_fold():
 def test_a_folded_method_picks_the_torch_function(name):
     x, = samples.tensors((5,))
     assert_same_as_torch(samples.activation_by_name, x, name, fullgraph=True)
+    samples.assert_stack_depths_match(samples.activation_by_name, x, name)
+
+
+def labelled(x):
+    y = x * 2
+    return y + 1, "sum={}".format(y.sum())   # a tensor argument: nothing to fold
+
+
+@pytest.mark.task("ch03.3")
+def test_a_method_with_a_tensor_argument_is_an_unsupported_call():
+    """str.format(tensor) cannot fold: an "unsupported call" break naming the method (not
+    an "exception in traced code": the user's code raises nothing), and the frame runs
+    the call itself."""
+    comparison = run(labelled, (3,), fullgraph=False)
+    assert "(unsupported call): str.format() with non-constant arguments" in first_break(comparison)
 
 
 # -- ch03.4: TensorVariable.var_getattr ---------------------------------------------------
@@ -124,9 +172,28 @@ def returns_transpose(x):
     return x.T, x.mT.sum()
 
 
+def transpose_of_a_result(x):
+    y = x + 1
+    return y.T, y.mT                 # y is no input: its attributes have no source to reload
+
+
+def missing_attribute(x):
+    return x.no_such_attribute       # eager raises AttributeError
+
+
 @pytest.mark.task("ch03.4")
-def test_a_returned_attribute_matches_torch():
-    run(returns_transpose)
+@pytest.mark.parametrize("program", [returns_transpose, transpose_of_a_result],
+                         ids=lambda p: p.__name__)
+def test_a_returned_attribute_matches_torch(program):
+    run(program)
+
+
+@pytest.mark.task("ch03.4")
+def test_an_attribute_tensors_lack_breaks():
+    """An attribute torch.Tensor does not have is a graph break naming it; the frame then
+    raises eager's AttributeError."""
+    comparison = run(missing_attribute, (3,), fullgraph=False)
+    assert "(unsupported attribute): Tensor attribute 'no_such_attribute'" in first_break(comparison)
 
 
 @pytest.mark.task("ch03.4")

@@ -1,0 +1,81 @@
+"""A common mistake: the class-factory branch of BuiltinVariable.call_function passes
+the positional constants only, so namedtuple(..., defaults=[3]) makes a class without
+its defaults."""
+
+from __future__ import annotations
+
+import collections
+import functools
+import operator
+import sys
+import types
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Callable, Sequence
+import torch
+from minidynamo import polyfills
+from minidynamo.exc import Unsupported, graph_break
+from minidynamo.variables.base import KnownFunctionVariable, VariableTracker, call_checked, constant_values, method_handler_name, new_object_id
+from minidynamo.variables.constant import ConstantVariable, constant, fold, fold_value
+from minidynamo.variables.dicts import ConstDictVariable, as_key, dict_items, set_from_values
+from minidynamo.variables.iterators import ListIteratorVariable
+from minidynamo.variables.lists import BaseListVariable, ListVariable, RangeVariable, SliceVariable, TupleVariable, sorted_items
+from minidynamo.variables.tensor import TensorVariable
+if TYPE_CHECKING:
+    from minidynamo.translator.base import InstructionTranslatorBase as Translator
+
+# defined next to the exercises in the package:
+from minidynamo.variables.builtins import (
+    BUILTIN_HANDLERS, CLASS_FACTORIES, CONTAINER_OPERATORS, IN_PLACE_FALLBACK,
+    OPERATOR_DUNDERS, POLYFILLS, SUBSCRIPTED_CONTAINERS, Variable, is_pure,
+    tensor_operator,
+)
+
+
+def call_operator(tx: Translator, fn: Callable[..., Any], args: list[Variable]) -> Variable:
+    """`fn(*args)` for an `operator` function: fold, add a graph node, or dispatch."""
+    if fn is operator.getitem and isinstance(args[0], SUBSCRIPTED_CONTAINERS):
+        # `xs[0]`: the item itself, still lazy; asking whether `xs` folds would make its
+        # first tensor a graph input (TorchDynamo's getitem handler does not ask either).
+        return args[0].call_method(tx, "__getitem__", args[1:], {})
+    values = constant_values(args)
+    if values is not None and not any(arg.is_mutable() for arg in args):
+        return fold(fn, values, {})  # rule 1: constants fold
+    if isinstance(args[0], TensorVariable) or (
+        fn not in CONTAINER_OPERATORS and any(isinstance(arg, TensorVariable) for arg in args)
+    ):
+        return tensor_operator(tx, fn, args)  # rule 2: a graph node
+    dunder = OPERATOR_DUNDERS[fn]  # rule 3: the operand's own method
+    receiver, rest = args[0], args[1:]
+    if dunder in IN_PLACE_FALLBACK and not hasattr(receiver, method_handler_name(dunder)):
+        dunder = IN_PLACE_FALLBACK[dunder]
+    if not hasattr(receiver, method_handler_name(dunder)) and fn is operator.mul:
+        receiver, rest = args[1], args[:1]  # 3 * [x]: int has no list rule, list has
+    return receiver.call_method(tx, dunder, rest, {})
+
+
+class BuiltinVariable:
+    """The exercise methods of minidynamo.variables.builtins.BuiltinVariable; the class keeps all its others."""
+
+    def call_function(
+        self, tx: Translator, args: Sequence[VariableTracker], kwargs: dict[str, VariableTracker]
+    ) -> VariableTracker:
+        if self.fn in POLYFILLS:  # inlined, so lazy arguments stay lazy
+            from minidynamo.variables.functions import UserFunctionVariable
+
+            return UserFunctionVariable(POLYFILLS[self.fn]).call_function(tx, args, kwargs)
+        args = [arg.realize() for arg in args]
+        kwargs = {name: value.realize() for name, value in kwargs.items()}
+        handler = BUILTIN_HANDLERS.get(self.fn)
+        if handler is not None:
+            return call_checked(handler, tx, args, kwargs, self.fn.__name__)
+        if self.fn in OPERATOR_DUNDERS and not kwargs:
+            return call_operator(tx, self.fn, args)
+        values = constant_values([*args, *kwargs.values()])
+        if values is not None and is_pure(self.fn):
+            return fold(self.fn, values[: len(args)], dict(zip(kwargs, values[len(args):])))
+        if values is not None and self.fn in CLASS_FACTORIES:  # namedtuple("P", "x y"): a new class
+            from minidynamo.variables.builder import VariableBuilder
+
+            result = fold_value(self.fn, values[: len(args)], {})  # the mistake: keywords dropped
+            return VariableBuilder(tx.output, None)(result)
+        graph_break("unsupported call", f"builtin {self.fn.__name__}() with arguments {args}")
