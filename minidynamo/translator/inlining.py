@@ -20,8 +20,9 @@ from typing import Any, Sequence
 
 from minidynamo import config
 from minidynamo.bytecode import Instruction, scan
-from minidynamo.exc import Unsupported, graph_break
+from minidynamo.exc import ObservedException, Unsupported, graph_break
 from minidynamo.translator.base import InstructionTranslatorBase
+from minidynamo.translator.exceptions import handle_exception
 from minidynamo.variables import ConstantVariable, VariableTracker, new_object_id
 from minidynamo.variables.iterators import GeneratorVariable
 from minidynamo.variables.functions import BaseUserFunctionVariable
@@ -87,17 +88,42 @@ class InliningGeneratorInstructionTranslator(InliningInstructionTranslator):
         """Run to the next yield; the yielded value, or None once the generator returned."""
         if self.return_value is not None:
             return None
+        return self.run_to_yield(tx, None)
+
+    def throw(self, tx: InstructionTranslatorBase, raised: ObservedException) -> VariableTracker | None:
+        """`gen.throw(exception)`: raise it where the generator is suspended (its
+        YIELD_VALUE), so its own handlers see it; the next value it yields, or None
+        once it returned. Not started or finished, it raises the exception at once."""
+        if self.return_value is not None or self.steps == 0:
+            self.finish()
+            raise raised
+        return self.run_to_yield(tx, raised)
+
+    def run_to_yield(self, tx: InstructionTranslatorBase,
+                     raised: ObservedException | None) -> VariableTracker | None:
         self.parent, self.yielded = tx, None
         try:
-            while self.yielded is None and self.step():
+            if raised is not None:
+                handle_exception(self, raised)
+            while self.yielded is None and self.step_handling_exceptions():
                 pass
         except Unsupported as error:
             error.add_user_frame(self.user_frame())
             raise
+        except ObservedException:  # it leaves the generator, which is then finished
+            self.finish()
+            raise
         if self.return_value is not None:
-            self.output.translators.remove(self)
+            self.finish()
             return None
         return self.yielded
+
+    def finish(self) -> None:
+        """The generator is done: later resumes return None."""
+        if self.return_value is None:
+            self.return_value = ConstantVariable(None)
+        if self in self.output.translators:
+            self.output.translators.remove(self)
 
     def RETURN_GENERATOR(self, inst: Instruction) -> None:
         self.push(ConstantVariable(None))  # popped by the POP_TOP that follows
@@ -105,3 +131,21 @@ class InliningGeneratorInstructionTranslator(InliningInstructionTranslator):
     def YIELD_VALUE(self, inst: Instruction) -> None:
         self.yielded = self.pop()
         self.push(ConstantVariable(None))  # what `yield` evaluates to: nothing is ever sent
+
+    def GET_YIELD_FROM_ITER(self, inst: Instruction) -> None:
+        value = self.pop()
+        self.push(value if isinstance(value, GeneratorVariable) else value.get_iterator(self))
+
+    def SEND(self, inst: Instruction) -> None:
+        """`yield from`: the next value of the inner iterator, yielded by YIELD_VALUE
+        next; once the inner one is exhausted, its return value (None) and a jump."""
+        sent = self.pop()
+        if not (isinstance(sent, ConstantVariable) and sent.value is None):
+            graph_break("unsupported Python feature", "gen.send() of a value into `yield from`")
+        item = self.stack[-1].next_variable(self)
+        if item is None:
+            self.pop()
+            self.push(ConstantVariable(None))
+            self.jump(inst)
+        else:
+            self.push(item)

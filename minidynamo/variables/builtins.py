@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any, Callable, Sequence
 import torch
 
 from minidynamo import polyfills
-from minidynamo.exc import Unsupported, graph_break
+from minidynamo.exc import ObservedException, Unsupported, graph_break, raise_observed
 from minidynamo.variables.base import (
     KnownFunctionVariable,
     VariableTracker,
@@ -159,7 +159,7 @@ class BuiltinVariable(KnownFunctionVariable):
         from minidynamo.variables.builder import VariableBuilder
 
         if not hasattr(self.fn, name):
-            graph_break("missing attribute", f"{self.fn.__name__} has no attribute {name!r}")
+            raise_observed(AttributeError, f"{self.fn.__name__} has no attribute {name!r}")
         return VariableBuilder(tx.output, None)(getattr(self.fn, name))
 
 
@@ -263,8 +263,8 @@ def _getattr(
 ) -> Variable:
     try:
         return obj.var_getattr(tx, name.as_python_constant())
-    except Unsupported as error:
-        if default is None or error.kind.title != "missing attribute":
+    except ObservedException as raised:
+        if default is None or not issubclass(raised.exc_type, AttributeError):
             raise
         return default
 
@@ -272,8 +272,8 @@ def _getattr(
 def _hasattr(tx: Translator, obj: VariableTracker, name: VariableTracker) -> VariableTracker:
     try:
         obj.var_getattr(tx, name.as_python_constant())
-    except Unsupported as error:
-        if error.kind.title != "missing attribute":
+    except ObservedException as raised:
+        if not issubclass(raised.exc_type, AttributeError):
             raise
         return ConstantVariable(False)
     return ConstantVariable(True)
@@ -308,7 +308,7 @@ def _next(tx: Translator, iterator: Variable, default: Variable | None = None) -
     item = iterator.get_iterator(tx).next_variable(tx)
     if item is None:
         if default is None:
-            graph_break("exception in traced code", "StopIteration raised by next()")
+            raise_observed(StopIteration)
         return default
     return item
 
@@ -322,7 +322,7 @@ def _enumerate(tx: Translator, iterable: Variable, start: Variable | None = None
 def _zip(tx: Translator, *iterables: Variable, strict: Variable | None = None) -> Variable:
     columns = [iterable.unpack_var_sequence(tx) for iterable in iterables]
     if strict is not None and strict.as_python_constant() and len({len(c) for c in columns}) > 1:
-        graph_break("exception in traced code", "zip(strict=True) of sequences of unequal lengths")
+        raise_observed(ValueError, "zip() arguments have unequal lengths")
     return _iterator([TupleVariable(tuple(row)) for row in zip(*columns)])
 
 
@@ -399,7 +399,7 @@ def _min_max(
     items = [item.realize() for item in items]
     if not items:
         if default is None:
-            graph_break("exception in traced code", f"{pick.__name__}() of an empty sequence")
+            raise_observed(ValueError, f"{pick.__name__}() arg is an empty sequence")
         return default
     if key is not None:
         return _pick_by_key(tx, items, key, pick)

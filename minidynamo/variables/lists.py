@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 import torch
 
-from minidynamo.exc import graph_break
+from minidynamo.exc import graph_break, raise_observed
 from minidynamo.variables.base import (
     VariableTracker,
     bound_method_getattr,
@@ -60,7 +60,7 @@ def sorted_items(
     try:
         order = sorted(range(len(items)), key=lambda index: key_values[index], reverse=descending)
     except TypeError as error:
-        graph_break("exception in traced code", f"sorting: {error}")
+        raise_observed(TypeError, *error.args)
     return [items[index] for index in order]
 
 
@@ -106,8 +106,7 @@ class BaseListVariable(VariableTracker):
         try:
             return self.items[position]
         except (IndexError, TypeError) as error:
-            what = f"{self.python_type().__name__}[{position!r}]: {error}"
-            graph_break("exception in traced code", what)
+            raise_observed(type(error), *error.args)
 
     def dunder_contains(self, tx: Translator, value: VariableTracker) -> VariableTracker:
         values = constant_values([*self.items, value])
@@ -214,7 +213,7 @@ class ListVariable(BaseListVariable):
         items = list(self.items)
         position = -1 if index is None else _as_index(tx, index)
         if not items:
-            graph_break("exception in traced code", "pop from empty list")
+            raise_observed(IndexError, "pop from empty list")
         popped = items.pop(position)
         self.mutated(tx, items)
         return popped
