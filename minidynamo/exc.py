@@ -156,9 +156,10 @@ CATALOGUE: dict[str, BreakKind] = {
         ),
         BreakKind(
             "MD0013", "exception in traced code",
-            "The traced code raised an exception that no frame of the compiled function "
-            "catches, so the frame runs eagerly and raises it there, exactly as eager "
-            "Python would (chapter 8).",
+            "The traced code raises an exception that no frame of the compiled function "
+            "catches (or one minidynamo does not raise symbolically: a call with the wrong "
+            "arguments, a tensor operation that fails on its shapes), so the frame runs "
+            "eagerly and raises it there, exactly as eager Python would (chapter 8).",
             "Check the user code: the same call raises in eager Python.",
             torch_id="GB0088", torch_gb_type="Observed exception",
         ),
@@ -170,15 +171,8 @@ CATALOGUE: dict[str, BreakKind] = {
             torch_note="torch traces calls such as torch.manual_seed and torch.set_grad_enabled "
             "without a break",
         ),
-        BreakKind(
-            "MD0015", "missing attribute",
-            "The attribute cannot be looked up while tracing (a class or module whose "
-            "attribute minidynamo cannot model); an attribute that does not exist raises "
-            "AttributeError symbolically instead (chapter 8).",
-            "Check the attribute name, or use getattr(obj, name, default).",
-            torch_id="GB0088", torch_gb_type="Observed exception",
-            torch_note="torch raises AttributeError symbolically, as any exception",
-        ),
+        # MD0015 ("missing attribute") is retired: since chapter 8 a missing attribute
+        # raises AttributeError symbolically, caught by hasattr, getattr or `except`.
         BreakKind(
             "MD0016", "graph break in loop",
             "A graph break inside a for/while loop: a resume function would have to "

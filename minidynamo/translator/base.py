@@ -41,7 +41,7 @@ from minidynamo.exc import ObservedException, UserFrame, Unsupported, graph_brea
 from minidynamo.translator.calls import CallHandlers
 from minidynamo.translator.containers import ContainerHandlers
 from minidynamo.translator.control_flow import ControlFlowHandlers
-from minidynamo.translator.exceptions import ExceptionHandlers, handle_exception
+from minidynamo.translator.exceptions import ExcInfo, ExceptionHandlers, handle_exception
 from minidynamo.translator.loads_stores import LoadStoreHandlers
 from minidynamo.translator.operators import OperatorHandlers
 from minidynamo.translator.stack_ops import StackHandlers
@@ -137,10 +137,9 @@ class InstructionTranslatorBase(
         self.f_globals = f_globals
         self.cells = cells  # cell and free variable name -> CellVariable
         self.parent = parent
-        # the exceptions being handled, innermost last: shared with the frames this
-        # one inlines, as CPython's sys.exc_info() is (translator/exceptions.py)
-        self.exception_stack: list[VariableTracker] = (
-            parent.exception_stack if parent is not None else [])
+        # the exception being handled: shared with the frames this one inlines, as
+        # CPython's sys.exc_info() is (translator/exceptions.py)
+        self.exc_info = parent.exc_info if parent is not None else ExcInfo()
         self.stack: list[VariableTracker] = []
         self.instruction_pointer = 0
         self.current_instruction: Instruction | None = None

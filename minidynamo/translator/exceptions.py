@@ -19,9 +19,14 @@ saves the exception being handled and makes this one current, CHECK_EXC_MATCH is
 cleanup handlers of `except ... as e` and `finally`), RAISE_VARARGS is `raise`,
 and WITH_EXCEPT_START calls a `with` block's `__exit__` with the exception.
 
-The exceptions being handled form a stack shared by a frame and the frames it
-inlines (`tx.exception_stack`), as `sys.exc_info()` is shared in CPython: a
-bare `raise` in a helper called from an `except` block re-raises the caller's.
+The exception being handled lives in `tx.exc_info`, one slot (`current`) shared by
+a frame and the frames it inlines, as CPython's thread state is: a bare `raise` in a
+helper called from an `except` block re-raises the caller's. The exception handled
+before it is not kept there but on the value stack, where PUSH_EXC_INFO saves it and
+POP_EXCEPT takes it back, exactly as CPython 3.11 does. A generator has a slot of its
+own (CPython's `gi_exc_state`), linked to its consumer's while it runs: a bare
+`raise` or a new exception's `__context__` looks for the innermost exception being
+handled along that chain (`ExcInfo.topmost`, CPython's `_PyErr_GetTopmostException`).
 
 Compare with TorchDynamo: `exception_handler`, `PUSH_EXC_INFO`, `POP_EXCEPT`,
 `CHECK_EXC_MATCH`, `RERAISE`, `RAISE_VARARGS`, `WITH_EXCEPT_START` and
@@ -30,10 +35,11 @@ Compare with TorchDynamo: `exception_handler`, `PUSH_EXC_INFO`, `POP_EXCEPT`,
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from minidynamo.bytecode import Instruction
-from minidynamo.exc import ObservedException, graph_break
+from minidynamo.exc import ObservedException
 from minidynamo.variables import ConstantVariable, VariableTracker
 from minidynamo.variables.exceptions import (
     ExceptionClassVariable,
@@ -46,11 +52,26 @@ if TYPE_CHECKING:
     from minidynamo.translator.base import InstructionTranslatorBase
 
 
+@dataclass
+class ExcInfo:
+    """The exception being handled in one frame and those it inlines (None: none), and
+    the slot of the frame that resumed it, for a generator."""
+
+    current: VariableTracker | None = None
+    outer: ExcInfo | None = None
+
+    def topmost(self) -> VariableTracker | None:
+        """`sys.exc_info()[1]`: the innermost exception being handled along the chain."""
+        if self.current is not None or self.outer is None:
+            return self.current
+        return self.outer.topmost()
+
+
 def handle_exception(tx: InstructionTranslatorBase, raised: ObservedException) -> None:
     """Send `raised`, raised by `tx.current_instruction`, to its handler in this frame;
     re-raise it (out of the frame) when no exception-table entry covers the instruction."""
     inst = tx.current_instruction
-    entry = inst.exn_tab_entry if inst is not None else None
+    entry = inst.exn_tab_entry
     if entry is None:
         raise raised
     exception = exception_of(raised)
@@ -61,12 +82,19 @@ def handle_exception(tx: InstructionTranslatorBase, raised: ObservedException) -
     tx.instruction_pointer = tx.index_of[id(entry.target)]
 
 
+def observed(exception: VariableTracker) -> ObservedException:
+    """The Python exception that raises the tracker `exception` through the translators."""
+    args = exception.args if isinstance(exception, ExceptionVariable) else ()
+    return ObservedException(exception.python_type(), args, value=exception)
+
+
 def raise_exception(tx: InstructionTranslatorBase, exception: ExceptionVariable) -> None:
     """Raise `exception` symbolically; raised while another is handled, that one is
     its `__context__`, as in CPython."""
-    if tx.exception_stack:
-        exception = exception.chained(context=tx.exception_stack[-1])
-    raise ObservedException(exception.exc_type, exception.args, value=exception)
+    handled = tx.exc_info.topmost()
+    if handled is not None:
+        exception = exception.chained(context=handled)
+    raise observed(exception)
 
 
 def exception_matches(exception: VariableTracker, classes: VariableTracker) -> bool:
@@ -87,30 +115,29 @@ class ExceptionHandlers:
 
     def PUSH_EXC_INFO(self: InstructionTranslatorBase, inst: Instruction) -> None:
         exception = self.pop()
-        handled = self.exception_stack
-        self.push(handled[-1] if handled else ConstantVariable(None))
-        handled.append(exception)
+        previous = self.exc_info.current
+        self.push(previous if previous is not None else ConstantVariable(None))
+        self.exc_info.current = exception
         self.push(exception)
 
     def POP_EXCEPT(self: InstructionTranslatorBase, inst: Instruction) -> None:
-        self.pop()  # the exception handled before this one, which becomes current again
-        if self.exception_stack:
-            self.exception_stack.pop()
+        previous = self.pop()  # saved by PUSH_EXC_INFO: current again
+        is_none = isinstance(previous, ConstantVariable) and previous.value is None
+        self.exc_info.current = None if is_none else previous
 
     def CHECK_EXC_MATCH(self: InstructionTranslatorBase, inst: Instruction) -> None:
         classes = self.pop()
         self.push(ConstantVariable(exception_matches(self.stack[-1], classes)))
 
     def RERAISE(self: InstructionTranslatorBase, inst: Instruction) -> None:
-        exception = self.pop()  # with inst.arg, the saved `lasti` stays below it
-        raise ObservedException(exception.python_type(), (), value=exception)
+        raise observed(self.pop())  # with inst.arg, the saved `lasti` stays below it
 
     def RAISE_VARARGS(self: InstructionTranslatorBase, inst: Instruction) -> None:
         if inst.arg == 0:  # bare `raise`: the exception being handled
-            if not self.exception_stack:
+            handled = self.exc_info.topmost()
+            if handled is None:
                 raise ObservedException(RuntimeError, ("No active exception to reraise",))
-            exception = self.exception_stack[-1]
-            raise ObservedException(exception.python_type(), (), value=exception)
+            raise observed(handled)
         cause = self.pop() if inst.arg == 2 else None
         exception = instantiate(self, self.pop())
         if cause is not None:  # `raise X from Y`: Y is X's __cause__ (None clears it)
@@ -123,7 +150,5 @@ class ExceptionHandlers:
         below the exception: the saved exception, `lasti` and `__exit__` itself."""
         exception = self.stack[-1]
         exit_function = self.stack[-4]
-        if not isinstance(exception, ExceptionVariable):
-            graph_break("unsupported Python feature", f"`with` block left by {exception}")
         arguments = [ExceptionClassVariable(exception.exc_type), exception, ConstantVariable(None)]
         self.push(exit_function.call_function(self, arguments, {}))

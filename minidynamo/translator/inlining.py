@@ -22,7 +22,7 @@ from minidynamo import config
 from minidynamo.bytecode import Instruction, scan
 from minidynamo.exc import ObservedException, Unsupported, graph_break
 from minidynamo.translator.base import InstructionTranslatorBase
-from minidynamo.translator.exceptions import handle_exception
+from minidynamo.translator.exceptions import ExcInfo, handle_exception
 from minidynamo.variables import ConstantVariable, VariableTracker, new_object_id
 from minidynamo.variables.iterators import GeneratorVariable
 from minidynamo.variables.functions import BaseUserFunctionVariable
@@ -82,6 +82,7 @@ class InliningGeneratorInstructionTranslator(InliningInstructionTranslator):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.yielded: VariableTracker | None = None
+        self.exc_info = ExcInfo()  # a generator's own exception state (CPython's gi_exc_state)
         self.output.translators.append(self)  # alive (its locals see new versions) until exhausted
 
     def resume(self, tx: InstructionTranslatorBase) -> VariableTracker | None:
@@ -102,6 +103,7 @@ class InliningGeneratorInstructionTranslator(InliningInstructionTranslator):
     def run_to_yield(self, tx: InstructionTranslatorBase,
                      raised: ObservedException | None) -> VariableTracker | None:
         self.parent, self.yielded = tx, None
+        self.exc_info.outer = tx.exc_info  # its own slot, then its consumer's (gi_exc_state)
         try:
             if raised is not None:
                 handle_exception(self, raised)
@@ -143,9 +145,10 @@ class InliningGeneratorInstructionTranslator(InliningInstructionTranslator):
         if not (isinstance(sent, ConstantVariable) and sent.value is None):
             graph_break("unsupported Python feature", "gen.send() of a value into `yield from`")
         item = self.stack[-1].next_variable(self)
-        if item is None:
-            self.pop()
-            self.push(ConstantVariable(None))
+        if item is None:  # `r = yield from inner()`: r is what inner returned
+            inner = self.pop()
+            returned = getattr(inner, "generator_tx", None)
+            self.push(returned.return_value if returned is not None else ConstantVariable(None))
             self.jump(inst)
         else:
             self.push(item)

@@ -36,12 +36,14 @@ Compare with TorchDynamo: `setup_or_before_with` / `BEFORE_WITH` and
 
 from __future__ import annotations
 
+import inspect
 from typing import TYPE_CHECKING
 
 from minidynamo.bytecode import Instruction, InstructionExceptionEntry, create_instruction
 from minidynamo.exc import graph_break, raise_observed
 from minidynamo.variables import ConstantVariable, VariableTracker
 from minidynamo.variables.ctx_manager import GradModeVariable, WithExitFunctionVariable
+from minidynamo.variables.user_defined import UserDefinedObjectVariable, class_attribute
 
 if TYPE_CHECKING:
     from minidynamo.translator.base import InstructionTranslatorBase
@@ -61,12 +63,25 @@ class WithBlockHandlers:
             self.push(ConstantVariable(None))  # what __enter__ returns: `as g` binds None
             return
         manager_type = manager.python_type()
-        if not (hasattr(manager_type, "__enter__") and hasattr(manager_type, "__exit__")):
-            raise_observed(TypeError, f"{manager_type.__name__!r} object does not support "
-                           "the context manager protocol")
-        exit_function = manager.var_getattr(self, "__exit__")  # looked up before entering
+        protocol = f"{manager_type.__name__!r} object does not support the context manager protocol"
+        if not hasattr(manager_type, "__enter__"):
+            raise_observed(TypeError, protocol)
+        if not hasattr(manager_type, "__exit__"):
+            raise_observed(TypeError, f"{protocol} (missed __exit__ method)")
+        enter = special_method(self, manager, "__enter__")
+        exit_function = special_method(self, manager, "__exit__")  # before entering
         self.push(exit_function)
-        self.push(manager.var_getattr(self, "__enter__").call_function(self, [], {}))
+        self.push(enter.call_function(self, [], {}))
+
+
+def special_method(tx: InstructionTranslatorBase, manager: VariableTracker,
+                   name: str) -> VariableTracker:
+    """`type(manager).name` bound to `manager`: a special method is looked up on the
+    type, never on the instance (CPython's `_PyObject_LookupSpecial`)."""
+    if isinstance(manager, UserDefinedObjectVariable):
+        cls = manager.python_type()
+        return class_attribute(tx, manager, cls, name, inspect.getattr_static(cls, name), None)
+    return manager.var_getattr(tx, name)
 
 
 def open_blocks(stack: list[VariableTracker]) -> list[WithExitFunctionVariable]:

@@ -151,11 +151,9 @@ class ConstDictVariable(VariableTracker):
     def method_update(
         self, tx: Translator, other: VariableTracker | None = None, **kwargs: VariableTracker
     ) -> VariableTracker:
-        new_items = dict(self.items)
-        if other is not None:
-            new_items.update(dict_items(tx, other))
-        new_items.update(kwargs)
-        self.mutated(tx, new_items)
+        added = dict_items(tx, other) if other is not None else {}  # may run user code
+        current = tx.output.side_effects.latest(self)  # ... that mutated this dict
+        current.mutated(tx, {**current.items, **added, **kwargs})
         return ConstantVariable(None)
 
     def method_pop(
@@ -301,9 +299,9 @@ class SetVariable(VariableTracker):
         return self.mutated(tx, values)
 
     def method_update(self, tx: Translator, *others: VariableTracker) -> VariableTracker:
-        values = set(self.keys())
-        values.update(as_key(v) for other in others for v in other.unpack_var_sequence(tx))
-        return self.mutated(tx, values)
+        added = [as_key(v) for other in others for v in other.unpack_var_sequence(tx)]
+        current = tx.output.side_effects.latest(self)  # the items may have run user code
+        return current.mutated(tx, set(current.keys()) | set(added))
 
     def method_discard(self, tx: Translator, value: VariableTracker) -> VariableTracker:
         values = set(self.keys())

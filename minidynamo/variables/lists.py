@@ -195,11 +195,23 @@ class ListVariable(BaseListVariable):
         return ConstantVariable(None)
 
     def method_extend(self, tx: Translator, other: VariableTracker) -> VariableTracker:
-        self.mutated(tx, [*self.items, *other.unpack_var_sequence(tx)])
+        self.extended(tx, other)
         return ConstantVariable(None)
 
     def dunder_iadd(self, tx: Translator, other: VariableTracker) -> VariableTracker:
-        return self.mutated(tx, [*self.items, *other.unpack_var_sequence(tx)])
+        return self.extended(tx, other)
+
+    def extended(self, tx: Translator, other: VariableTracker) -> ListVariable:
+        """`self.extend(other)` as CPython runs it: one item at a time, each appended to
+        the list *as it is then*, since producing an item (a generator) may run code
+        that mutates this very list. A list argument is read first, as CPython copies it."""
+        iterator = other.realize().get_iterator(tx)
+        latest = tx.output.side_effects.latest
+        while (item := iterator.next_variable(tx)) is not None:
+            current = latest(self)
+            current.mutated(tx, [*current.items, item])
+            iterator = latest(iterator)
+        return latest(self)
 
     def method_insert(
         self, tx: Translator, index: VariableTracker, item: VariableTracker

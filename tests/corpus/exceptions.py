@@ -22,7 +22,10 @@ still compiles the helper as a frame of its own while the caller runs eagerly
 (PEP 523; minidynamo's cache and frame hook come in chapter 9). Cases tagged
 `beyond_torch` are ones torch.compile 2.13 runs eagerly (a failed `assert` caught,
 `with` on a non-manager) and minidynamo captures: only eager's values and
-exceptions are compared.
+exceptions are compared. Cases tagged `torch_wrong` are ones where torch.compile 2.13
+returns a different value from eager (`r = yield from g()` binds None; a generator
+shares its consumer's exception state): minidynamo is compared with eager, and the
+test notices when torch is fixed.
 """
 
 from __future__ import annotations
@@ -1190,3 +1193,73 @@ def tensor_condition_inside_try(x):
     except ValueError:
         y = x
     return y
+
+
+@case(t(3))
+def hasattr_on_tensor(x):
+    return x + hasattr(x, "shape") + 10 * hasattr(x, "no_such_attribute")
+
+
+@case(t(3))
+def getattr_default_on_tensor(x):
+    return x * getattr(x, "scale_factor", 2)
+
+
+## Where torch.compile 2.13 itself gives a wrong answer ####################################
+
+
+def _returns_after_yield():
+    yield 1
+    return 5
+
+
+def _delegates_and_yields_result():
+    r = yield from _returns_after_yield()
+    yield r
+
+
+@CASES.tag("torch_wrong")
+@case(t(3))
+def yield_from_binds_the_return_value(x):
+    g = _delegates_and_yields_result()
+    a = next(g)
+    b = next(g)
+    return x * a + (0 if b is None else b)
+
+
+def _yields_inside_except():
+    try:
+        raise KeyError("generator's own")
+    except KeyError:
+        yield 1
+
+
+@CASES.tag("torch_wrong")
+@case(t(3))
+def generator_has_its_own_exception_state(x):
+    next(_yields_inside_except())  # suspended inside its except block
+    try:
+        raise ValueError
+    except ValueError as e:
+        context = e.__context__
+    return x + (context is None)
+
+
+class _ExitOnInstance:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc_info):
+        return False
+
+
+@case(t(3))
+def special_methods_are_looked_up_on_the_type(x):
+    manager = _ExitOnInstance()
+    manager.__exit__ = lambda *exc_info: True  # ignored by `with`: not the type's
+    try:
+        with manager:
+            raise KeyError
+    except KeyError:
+        return x - 1
+    return x + 1
