@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any, Callable, Sequence
 import torch
 
 from minidynamo import polyfills
+from minidynamo.resume.origins import resume_origin
 from minidynamo.exc import ObservedException, Unsupported, graph_break, raise_observed
 from minidynamo.variables.base import (
     KnownFunctionVariable,
@@ -448,6 +449,41 @@ def _numeric_conversion(python_type: type) -> Callable[..., VariableTracker]:
     return convert
 
 
+def _locals(tx: Translator, *args: VariableTracker) -> VariableTracker:
+    """`locals()` / `vars()`: a new dict of the frame's bound variables, in CPython's
+    order (locals, then cells and free variables). Traced, never run natively: after a
+    graph break the real frame also holds minidynamo's temporaries, and a resume
+    function's parameters are named after the original frame's (a local that is dead
+    at the break is not passed on, so it is missing there, as in TorchDynamo)."""
+    if args:
+        graph_break("unsupported call", "vars(obj) of an object")
+    code = original_code(tx.code)  # a resume function: the user's own frame's names
+    items: dict[Any, VariableTracker] = {}
+    for name in dict.fromkeys((*code.co_varnames, *code.co_cellvars, *code.co_freevars)):
+        if name in tx.cells:
+            value = tx.cells[name].contents
+        else:
+            value = tx.symbolic_locals.get(name)
+        if value is not None:
+            items[name] = value
+    return ConstDictVariable(items, dict, None, object_id=new_object_id())
+
+
+def original_code(code: types.CodeType) -> types.CodeType:
+    """The code a resume function continues (repeatedly, for a resume of a resume)."""
+    while (origin := resume_origin(code)) is not None and origin.code is not None:
+        code = origin.code
+    return code
+
+
+def _dir(tx: Translator, *args: VariableTracker) -> VariableTracker:
+    """`dir()`: the sorted names of `locals()`; `dir(obj)` is not traced."""
+    if args:
+        graph_break("unsupported call", "dir(obj) of an object")
+    names = sorted(_locals(tx).items)
+    return ListVariable(tuple(ConstantVariable(name) for name in names), object_id=new_object_id())
+
+
 def _print(tx: Translator, *args: VariableTracker, **kwargs: VariableTracker) -> VariableTracker:
     graph_break("unsupported call", "print() would write output while tracing")
 
@@ -479,6 +515,7 @@ BUILTIN_HANDLERS: dict[Callable[..., Any], Callable[..., VariableTracker]] = {
     min: functools.partial(_min_max, pick=min), max: functools.partial(_min_max, pick=max),
     int: _numeric_conversion(int), float: _numeric_conversion(float),
     str: _numeric_conversion(str), print: _print, super: _super,
+    locals: _locals, vars: _locals, dir: _dir,
 }
 
 

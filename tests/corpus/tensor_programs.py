@@ -1397,3 +1397,19 @@ def dict_update_from_a_generator_that_writes(x, d):
 
     d.update(pairs())
     return x
+
+
+@case(t(3))
+def vars_of_the_frame(x):
+    scale = 2
+    return x * scale, sorted(vars())
+
+
+@case(t(3))
+def locals_with_a_closure(x):
+    k = 3
+
+    def inner():
+        return k
+
+    return x + inner(), sorted(locals())
