@@ -11,6 +11,12 @@ branching"). As the exception travels out through the translators, each one adds
 the user's file and line to `user_stack`, so the message ends by pointing at the
 user's code, innermost frame first.
 
+`ObservedException` is not a break at all: the traced code raised a Python
+exception (a missing key, `raise ValueError(...)`), which the translator raises
+*symbolically* and routes through the frame's exception table, as CPython would
+(chapter 8). Only an exception that no frame catches becomes a break (MD0013), so
+that the frame runs eagerly and the user sees the real exception.
+
 `InternalError` is different: it means minidynamo itself is wrong. The frame
 converter falls back to eager on it (with a warning) unless `config.strict`.
 
@@ -150,8 +156,10 @@ CATALOGUE: dict[str, BreakKind] = {
         ),
         BreakKind(
             "MD0013", "exception in traced code",
-            "The traced code raised an exception; catching exceptions symbolically "
-            "is chapter 8's subject.",
+            "The traced code raises an exception that no frame of the compiled function "
+            "catches (or one minidynamo does not raise symbolically: a call with the wrong "
+            "arguments, a tensor operation that fails on its shapes), so the frame runs "
+            "eagerly and raises it there, exactly as eager Python would (chapter 8).",
             "Check the user code: the same call raises in eager Python.",
             torch_id="GB0088", torch_gb_type="Observed exception",
         ),
@@ -163,14 +171,8 @@ CATALOGUE: dict[str, BreakKind] = {
             torch_note="torch traces calls such as torch.manual_seed and torch.set_grad_enabled "
             "without a break",
         ),
-        BreakKind(
-            "MD0015", "missing attribute",
-            "The attribute does not exist, so Python would raise AttributeError; "
-            "catching exceptions while tracing is chapter 8's subject.",
-            "Check the attribute name, or use getattr(obj, name, default).",
-            torch_id="GB0088", torch_gb_type="Observed exception",
-            torch_note="torch raises AttributeError symbolically, as any exception",
-        ),
+        # MD0015 ("missing attribute") is retired: since chapter 8 a missing attribute
+        # raises AttributeError symbolically, caught by hasattr, getattr or `except`.
         BreakKind(
             "MD0016", "graph break in loop",
             "A graph break inside a for/while loop: a resume function would have to "
@@ -244,6 +246,31 @@ class Unsupported(Exception):
                          f"{self.kind.torch_url}")
         lines += [f"  User code: {frame}" for frame in self.user_stack]
         return "\n".join(lines)
+
+
+class ObservedException(Exception):
+    """The traced code raised a Python exception: raised through the translators and
+    their exception tables, not a graph break (chapter 8).
+
+    `value` is the exception's tracker once the translator has one (an
+    `ExceptionVariable`); a tracker that finds a missing key or attribute raises it
+    with the exception's type and arguments only (`raise_observed`)."""
+
+    def __init__(self, exc_type: type[BaseException], args: tuple[Any, ...] = (),
+                 value: Any = None) -> None:
+        super().__init__(exc_type, args)
+        self.exc_type = exc_type
+        self.exc_args = args  # Python values or trackers
+        self.value = value
+
+    def __str__(self) -> str:
+        return f"{self.exc_type.__name__}{self.exc_args!r}"
+
+
+def raise_observed(exc_type: type[BaseException], *args: Any) -> NoReturn:
+    """The traced code raises `exc_type(*args)` here (chapter 8): `d[k]` of a missing key
+    is `raise_observed(KeyError, k)`. The frame's exception table decides where it goes."""
+    raise ObservedException(exc_type, args)
 
 
 class InternalError(Exception):

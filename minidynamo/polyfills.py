@@ -90,3 +90,44 @@ def attrgetter(name: str) -> Callable[[Any], Any]:
         return obj
 
     return get
+
+
+class GeneratorContextManager:
+    """contextlib.contextmanager's `_GeneratorContextManager`, as plain Python (chapter 8).
+
+    `@contextmanager` turns a generator function into a factory of these: `__enter__`
+    runs the generator to its `yield`, `__exit__` runs it to its end, or throws the
+    exception that left the `with` block into it at the `yield`, so its `try`/`finally`
+    or `except` around the `yield` sees it. Traced, every step is the generator's
+    own bytecode."""
+
+    def __init__(self, gen: Any) -> None:
+        self.gen = gen
+
+    def __enter__(self) -> Any:
+        try:
+            return next(self.gen)
+        except StopIteration:
+            raise RuntimeError("generator didn't yield") from None
+
+    def __exit__(self, typ: Any, value: Any, traceback: Any) -> bool:
+        if typ is None:
+            try:
+                next(self.gen)
+            except StopIteration:
+                return False
+            raise RuntimeError("generator didn't stop")
+        try:
+            self.gen.throw(value)
+        except StopIteration as stopped:
+            return stopped is not value  # the generator caught it: suppressed
+        except BaseException as raised:
+            if raised is value:
+                return False  # the same exception goes on
+            raise
+        raise RuntimeError("generator didn't stop after throw()")
+
+
+def contextmanager_call(func: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Any:
+    """What calling a `@contextlib.contextmanager` function does."""
+    return GeneratorContextManager(func(*args, **kwargs))

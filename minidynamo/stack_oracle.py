@@ -16,7 +16,10 @@ live frame with chapter 7's reader (`resume.live_frame.value_stack`, inside a
 frame, inlined calls, frames compiled after a break). Each step whose code and
 offset CPython also ran must have CPython's depth. Steps in code CPython never
 runs (a polyfill standing in for a C builtin, a resume function) have no
-reference and are not compared.
+reference and are not compared. At every step the oracle also checks that each
+slot of the symbolic stack holds a VariableTracker: a handler that pushes a raw
+Python value (`None` instead of `ConstantVariable(None)`) may go unnoticed until
+a graph break has to rebuild that slot.
 
     steps = assert_stack_depths_match_cpython(fn, x, y)   # raises on the first mismatch
 
@@ -35,6 +38,7 @@ from types import CodeType, FrameType
 from typing import Any, Callable, Iterator
 
 from minidynamo.resume.live_frame import value_stack
+from minidynamo.variables import VariableTracker
 
 
 @dataclass(frozen=True)
@@ -45,6 +49,7 @@ class StackStep:
     offset: int
     opname: str
     depth: int
+    strays: tuple[str, ...] = ()  # stack slots holding something other than a tracker
 
     def where(self) -> str:
         return f"{self.code.co_name} offset {self.offset} ({self.opname})"
@@ -96,7 +101,9 @@ def recording_steps() -> Iterator[list[StackStep]]:
 
     def recording_step(tx: InstructionTranslatorBase) -> bool:
         inst = tx.instructions[tx.instruction_pointer]
-        steps.append(StackStep(tx.code, inst.offset, inst.opname, len(tx.stack)))
+        strays = tuple(f"slot {index}: {value!r}" for index, value in enumerate(tx.stack)
+                       if not isinstance(value, VariableTracker))
+        steps.append(StackStep(tx.code, inst.offset, inst.opname, len(tx.stack), strays))
         return step(tx)
 
     InstructionTranslatorBase.step = recording_step
@@ -135,6 +142,9 @@ def stack_depth_mismatches(steps: list[StackStep],
         expected = reference.get((step.code, step.offset))
         before = previous.get(step.code)
         previous[step.code] = step
+        if step.strays:  # checked everywhere: the symbolic stack holds trackers only
+            mismatches.append(f"{step.where()}: the symbolic stack holds a value that is not "
+                              f"a VariableTracker ({', '.join(step.strays)})")
         if expected is None:
             continue
         compared += 1

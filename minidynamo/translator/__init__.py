@@ -1,4 +1,4 @@
-"""The symbolic VM: translators and their opcode handlers (chapters 2-3, 6-7).
+"""The symbolic VM: translators and their opcode handlers (chapters 2-3, 6-8).
 
 Each module below holds one family of handlers (opcode names in capitals) or one
 part of the machine; tests/test_package_style.py checks this list against the
@@ -20,13 +20,16 @@ package: every module is listed, every opcode named is handled in its module.
     calls.py          KW_NAMES, CALL, CALL_FUNCTION_EX, MAKE_FUNCTION
     control_flow.py   generic_jump; JUMP_FORWARD, JUMP_BACKWARD, JUMP_BACKWARD_NO_INTERRUPT,
                       the POP_JUMP_*_IF_* family, JUMP_IF_TRUE_OR_POP,
-                      JUMP_IF_FALSE_OR_POP, GET_ITER, FOR_ITER, LOAD_ASSERTION_ERROR,
-                      RAISE_VARARGS
+                      JUMP_IF_FALSE_OR_POP, GET_ITER, FOR_ITER
+    exceptions.py     handle_exception (the exception table); LOAD_ASSERTION_ERROR,
+                      PUSH_EXC_INFO, POP_EXCEPT, CHECK_EXC_MATCH, RERAISE, RAISE_VARARGS,
+                      WITH_EXCEPT_START
     with_blocks.py    BEFORE_WITH (grad-mode blocks) and the blocks open at a break
     breaks.py         graph breaks in the root frame: partial graph, resume calls
     root.py           InstructionTranslator: the compiled frame; its RETURN_VALUE
     inlining.py       InliningInstructionTranslator (called user functions; RETURN_VALUE)
-                      and its generator form (RETURN_GENERATOR, YIELD_VALUE)
+                      and its generator form (RETURN_GENERATOR, YIELD_VALUE,
+                      GET_YIELD_FROM_ITER, SEND; throw() into it)
 
 A translator is called `tx` wherever it is a variable or a parameter (`self` in its
 own methods); a second one in the same scope is named by its role (`callee_tx`,

@@ -37,10 +37,11 @@ from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from minidynamo import config, logs
 from minidynamo.bytecode import Instruction
-from minidynamo.exc import UserFrame, Unsupported, graph_break
+from minidynamo.exc import ObservedException, UserFrame, Unsupported, graph_break
 from minidynamo.translator.calls import CallHandlers
 from minidynamo.translator.containers import ContainerHandlers
 from minidynamo.translator.control_flow import ControlFlowHandlers
+from minidynamo.translator.exceptions import ExcInfo, ExceptionHandlers, handle_exception
 from minidynamo.translator.loads_stores import LoadStoreHandlers
 from minidynamo.translator.operators import OperatorHandlers
 from minidynamo.translator.stack_ops import StackHandlers
@@ -106,6 +107,7 @@ class InstructionTranslatorBase(
     ContainerHandlers,
     CallHandlers,
     ControlFlowHandlers,
+    ExceptionHandlers,
     WithBlockHandlers,
     metaclass=BytecodeDispatchTableMeta,
 ):
@@ -135,6 +137,9 @@ class InstructionTranslatorBase(
         self.f_globals = f_globals
         self.cells = cells  # cell and free variable name -> CellVariable
         self.parent = parent
+        # the exception being handled: shared with the frames this one inlines, as
+        # CPython's sys.exc_info() is (translator/exceptions.py)
+        self.exc_info = parent.exc_info if parent is not None else ExcInfo()
         self.stack: list[VariableTracker] = []
         self.instruction_pointer = 0
         self.current_instruction: Instruction | None = None
@@ -178,13 +183,22 @@ class InstructionTranslatorBase(
         """Run the frame to its RETURN_VALUE (or to a graph break)."""
         self.output.translators.append(self)
         try:
-            while self.step():
+            while self.step_handling_exceptions():
                 pass
         except Unsupported as error:
             error.add_user_frame(self.user_frame())
             raise
         finally:
             self.output.translators.remove(self)
+
+    def step_handling_exceptions(self) -> bool:
+        """`step()`; an exception the instruction raises goes to this frame's handler
+        (chapter 8), or out of the frame when no exception-table entry covers it."""
+        try:
+            return self.step()
+        except ObservedException as raised:
+            handle_exception(self, raised)
+            return True
 
     def jump(self, inst: Instruction) -> None:
         """Continue at the instruction `inst` jumps to."""

@@ -33,11 +33,11 @@ into the frame's own bytecode, which runs natively to the end (TorchDynamo's
 Inside `with torch.no_grad()` (and the other grad-mode blocks) the frame
 survives too: the partial graph leaves the blocks before it ends, the breaking
 instruction runs inside fresh copies of them, and the resume function enters
-them again (`with_blocks.py`, chapter 8). Other places cannot be resumed; there
-the whole frame runs eagerly, as in torch.compile: inside a `try`/`except`
-block or another `with` (the resume function would need the block's state), in
-a loop (the resume function would run once per iteration), or with
-`fullgraph=True`.
+them again (`with_blocks.py`, chapters 7-8). Other places cannot be resumed:
+inside a `try`/`except` block or another `with` (the resume function would need
+the block's state) the frame falls back to its last statement boundary when it has
+one, and otherwise runs eagerly, as in torch.compile; in a loop (the resume
+function would run once per iteration) or with `fullgraph=True` it never resumes.
 
 Compare with TorchDynamo: `break_graph_if_unsupported`, `generic_jump`'s
 `jump_graph_break`, `create_call_resume_at`, `should_compile_partial_graph`,

@@ -17,7 +17,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from minidynamo.bytecode import Instruction
-from minidynamo.exc import graph_break
+from minidynamo.exc import graph_break, raise_observed
 from minidynamo.variables import (
     ConstDictVariable,
     ConstantVariable,
@@ -104,17 +104,19 @@ class ContainerHandlers:
         target = self.stack[-inst.arg]
         if not isinstance(other, ConstDictVariable):
             graph_break("unsupported operator", f"** unpacking of {other}")
-        if set(other.items) & set(target.items):
-            graph_break("exception in traced code", "got multiple values for a keyword argument")
+        if repeated := set(other.items) & set(target.items):
+            raise_observed(TypeError, f"got multiple values for keyword argument {min(repeated)!r}")
         target.call_method(self, "update", [other], {})
 
     ## Unpacking
 
     def UNPACK_SEQUENCE(self: InstructionTranslatorBase, inst: Instruction) -> None:
         items = self.pop().unpack_var_sequence(self)
-        if len(items) != inst.arg:
-            what = f"cannot unpack {len(items)} values into {inst.arg} names"
-            graph_break("exception in traced code", what)
+        if len(items) > inst.arg:
+            raise_observed(ValueError, f"too many values to unpack (expected {inst.arg})")
+        if len(items) < inst.arg:
+            raise_observed(ValueError, f"not enough values to unpack (expected {inst.arg}, "
+                           f"got {len(items)})")
         for item in reversed(items):
             self.push(item)
 
@@ -122,7 +124,8 @@ class ContainerHandlers:
         before, after = inst.arg & 0xFF, inst.arg >> 8
         items = self.pop().unpack_var_sequence(self)
         if len(items) < before + after:
-            graph_break("exception in traced code", f"not enough values to unpack ({len(items)})")
+            raise_observed(ValueError, f"not enough values to unpack (expected at least "
+                           f"{before + after}, got {len(items)})")
         middle = ListVariable(tuple(items[before:len(items) - after]), object_id=new_object_id())
         for item in reversed([*items[:before], middle, *items[len(items) - after:]]):
             self.push(item)

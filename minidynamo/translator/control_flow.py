@@ -1,4 +1,4 @@
-"""Control flow: generic_jump, the jumps, loops unrolled by FOR_ITER, raise (chapters 2, 6).
+"""Control flow: generic_jump, the jumps, loops unrolled by FOR_ITER (chapters 2, 6).
 
 The translator follows *one* path through the code. A conditional jump pops
 its condition and asks `generic_jump` which way to go. The answer depends on
@@ -135,7 +135,7 @@ def if_false(truth: bool) -> bool:
 
 
 class ControlFlowHandlers:
-    """Jumps, loops and raises."""
+    """Jumps and loops."""
 
     JUMP_FORWARD = unconditional_jump
     JUMP_BACKWARD = unconditional_jump
@@ -163,11 +163,3 @@ class ControlFlowHandlers:
         else:
             self.push(self.output.side_effects.latest(iterator))
             self.push(item)
-
-    def LOAD_ASSERTION_ERROR(self: InstructionTranslatorBase, inst: Instruction) -> None:
-        self.push(BuiltinVariable(AssertionError))
-
-    def RAISE_VARARGS(self: InstructionTranslatorBase, inst: Instruction) -> None:
-        raised = self.stack[-1] if inst.arg else None
-        what = getattr(getattr(raised, "fn", None), "__name__", str(raised))
-        graph_break("exception in traced code", f"the code raises {what}")

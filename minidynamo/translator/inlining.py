@@ -20,8 +20,9 @@ from typing import Any, Sequence
 
 from minidynamo import config
 from minidynamo.bytecode import Instruction, scan
-from minidynamo.exc import Unsupported, graph_break
+from minidynamo.exc import ObservedException, Unsupported, graph_break
 from minidynamo.translator.base import InstructionTranslatorBase
+from minidynamo.translator.exceptions import ExcInfo, handle_exception
 from minidynamo.variables import ConstantVariable, VariableTracker, new_object_id
 from minidynamo.variables.iterators import GeneratorVariable
 from minidynamo.variables.functions import BaseUserFunctionVariable
@@ -81,23 +82,50 @@ class InliningGeneratorInstructionTranslator(InliningInstructionTranslator):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.yielded: VariableTracker | None = None
+        self.exc_info = ExcInfo()  # a generator's own exception state (CPython's gi_exc_state)
         self.output.translators.append(self)  # alive (its locals see new versions) until exhausted
 
     def resume(self, tx: InstructionTranslatorBase) -> VariableTracker | None:
         """Run to the next yield; the yielded value, or None once the generator returned."""
         if self.return_value is not None:
             return None
+        return self.run_to_yield(tx, None)
+
+    def throw(self, tx: InstructionTranslatorBase, raised: ObservedException) -> VariableTracker | None:
+        """`gen.throw(exception)`: raise it where the generator is suspended (its
+        YIELD_VALUE), so its own handlers see it; the next value it yields, or None
+        once it returned. Not started or finished, it raises the exception at once."""
+        if self.return_value is not None or self.steps == 0:
+            self.finish()
+            raise raised
+        return self.run_to_yield(tx, raised)
+
+    def run_to_yield(self, tx: InstructionTranslatorBase,
+                     raised: ObservedException | None) -> VariableTracker | None:
         self.parent, self.yielded = tx, None
+        self.exc_info.outer = tx.exc_info  # its own slot, then its consumer's (gi_exc_state)
         try:
-            while self.yielded is None and self.step():
+            if raised is not None:
+                handle_exception(self, raised)
+            while self.yielded is None and self.step_handling_exceptions():
                 pass
         except Unsupported as error:
             error.add_user_frame(self.user_frame())
             raise
+        except ObservedException:  # it leaves the generator, which is then finished
+            self.finish()
+            raise
         if self.return_value is not None:
-            self.output.translators.remove(self)
+            self.finish()
             return None
         return self.yielded
+
+    def finish(self) -> None:
+        """The generator is done: later resumes return None."""
+        if self.return_value is None:
+            self.return_value = ConstantVariable(None)
+        if self in self.output.translators:
+            self.output.translators.remove(self)
 
     def RETURN_GENERATOR(self, inst: Instruction) -> None:
         self.push(ConstantVariable(None))  # popped by the POP_TOP that follows
@@ -105,3 +133,22 @@ class InliningGeneratorInstructionTranslator(InliningInstructionTranslator):
     def YIELD_VALUE(self, inst: Instruction) -> None:
         self.yielded = self.pop()
         self.push(ConstantVariable(None))  # what `yield` evaluates to: nothing is ever sent
+
+    def GET_YIELD_FROM_ITER(self, inst: Instruction) -> None:
+        value = self.pop()
+        self.push(value if isinstance(value, GeneratorVariable) else value.get_iterator(self))
+
+    def SEND(self, inst: Instruction) -> None:
+        """`yield from`: the next value of the inner iterator, yielded by YIELD_VALUE
+        next; once the inner one is exhausted, its return value (None) and a jump."""
+        sent = self.pop()
+        if not (isinstance(sent, ConstantVariable) and sent.value is None):
+            graph_break("unsupported Python feature", "gen.send() of a value into `yield from`")
+        item = self.stack[-1].next_variable(self)
+        if item is None:  # `r = yield from inner()`: r is what inner returned
+            inner = self.pop()
+            returned = getattr(inner, "generator_tx", None)
+            self.push(returned.return_value if returned is not None else ConstantVariable(None))
+            self.jump(inst)
+        else:
+            self.push(item)

@@ -23,7 +23,7 @@ import types
 from typing import TYPE_CHECKING, Any
 
 from minidynamo.bytecode import Instruction, scan
-from minidynamo.exc import Unsupported
+from minidynamo.exc import ObservedException, Unsupported, graph_break
 from minidynamo.sources import LocalCellSource, LocalSource
 from minidynamo.translator.base import InstructionTranslatorBase
 from minidynamo.translator.breaks import STATEMENT_BOUNDARY, GraphBreakMixin
@@ -99,6 +99,19 @@ class InstructionTranslator(GraphBreakMixin, InstructionTranslatorBase):
             except Unsupported as refused:  # no resume function here: the last checkpoint?
                 self.restart_at_checkpoint(refused)
             raise
+
+    def run(self) -> None:
+        """Run the frame; an exception that no handler of the frame catches is a graph
+        break (MD0013): the frame runs eagerly and raises the real exception (chapter 8)."""
+        try:
+            super().run()
+        except ObservedException as raised:
+            try:
+                graph_break("exception in traced code",
+                            f"{raised} is raised and not caught in {self.code.co_name}")
+            except Unsupported as error:
+                error.add_user_frame(self.user_frame())
+                raise error from None
 
     def RETURN_VALUE(self, inst: Instruction) -> None:
         self.return_value = self.pop()

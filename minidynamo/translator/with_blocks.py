@@ -7,11 +7,13 @@ CPython 3.11 runs `with torch.no_grad(): body` as
     LOAD_CONST None x3  CALL 2  POP_TOP   the normal exit: __exit__(None, None, None)
     handler: PUSH_EXC_INFO  WITH_EXCEPT_START ...   the exit with an exception
 
-The translator follows the normal path only: BEFORE_WITH asks the manager's
-tracker to enter (a grad-mode change becomes a graph node, see
-`variables/ctx_manager.py`) and pushes its `WithExitFunctionVariable`; the
-exit is an ordinary CALL of it. A manager minidynamo cannot model stops the
-trace there, and the frame runs eagerly.
+BEFORE_WITH on a grad-mode manager asks its tracker to enter (a grad-mode
+change becomes a graph node, see `variables/ctx_manager.py`) and pushes its
+`WithExitFunctionVariable`. On any other manager it does what CPython does:
+look up `__exit__`, call `__enter__` (traced like any call: a user class's
+methods are inlined) and push both. The normal exit is an ordinary CALL of the
+pushed `__exit__`; the exit with an exception is WITH_EXCEPT_START
+(`translator/exceptions.py`), and a true result suppresses the exception.
 
 A graph break inside a grad-mode block (chapter 7's machinery, `breaks.py`)
 needs three things that this file provides:
@@ -34,12 +36,14 @@ Compare with TorchDynamo: `setup_or_before_with` / `BEFORE_WITH` and
 
 from __future__ import annotations
 
+import inspect
 from typing import TYPE_CHECKING
 
 from minidynamo.bytecode import Instruction, InstructionExceptionEntry, create_instruction
-from minidynamo.exc import graph_break
+from minidynamo.exc import graph_break, raise_observed
 from minidynamo.variables import ConstantVariable, VariableTracker
 from minidynamo.variables.ctx_manager import GradModeVariable, WithExitFunctionVariable
+from minidynamo.variables.user_defined import UserDefinedObjectVariable, class_attribute
 
 if TYPE_CHECKING:
     from minidynamo.translator.base import InstructionTranslatorBase
@@ -54,11 +58,30 @@ class WithBlockHandlers:
 
     def BEFORE_WITH(self: InstructionTranslatorBase, inst: Instruction) -> None:
         manager = self.pop().realize()
-        if not isinstance(manager, GradModeVariable):
-            graph_break("unsupported Python feature", f"`with` on {manager}: an unsupported "
-                        "context manager", hint=UNSUPPORTED_HINT)
-        self.push(manager.enter(self))
-        self.push(ConstantVariable(None))  # what __enter__ returns: `as g` binds None
+        if isinstance(manager, GradModeVariable):  # graph state, not a traced call
+            self.push(manager.enter(self))
+            self.push(ConstantVariable(None))  # what __enter__ returns: `as g` binds None
+            return
+        manager_type = manager.python_type()
+        protocol = f"{manager_type.__name__!r} object does not support the context manager protocol"
+        if not hasattr(manager_type, "__enter__"):
+            raise_observed(TypeError, protocol)
+        if not hasattr(manager_type, "__exit__"):
+            raise_observed(TypeError, f"{protocol} (missed __exit__ method)")
+        enter = special_method(self, manager, "__enter__")
+        exit_function = special_method(self, manager, "__exit__")  # before entering
+        self.push(exit_function)
+        self.push(enter.call_function(self, [], {}))
+
+
+def special_method(tx: InstructionTranslatorBase, manager: VariableTracker,
+                   name: str) -> VariableTracker:
+    """`type(manager).name` bound to `manager`: a special method is looked up on the
+    type, never on the instance (CPython's `_PyObject_LookupSpecial`)."""
+    if isinstance(manager, UserDefinedObjectVariable):
+        cls = manager.python_type()
+        return class_attribute(tx, manager, cls, name, inspect.getattr_static(cls, name), None)
+    return manager.var_getattr(tx, name)
 
 
 def open_blocks(stack: list[VariableTracker]) -> list[WithExitFunctionVariable]:

@@ -47,7 +47,7 @@ import itertools
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, ClassVar, Sequence, TypeVar
 
-from minidynamo.exc import Unsupported, graph_break
+from minidynamo.exc import Unsupported, graph_break, raise_observed
 from minidynamo.sources import Source
 
 if TYPE_CHECKING:  # only for annotations: the translator sits above this layer
@@ -209,9 +209,12 @@ def bound_method_getattr(self: VariableTracker, tx: Translator, name: str) -> Va
     """`value.name` where `name` is a method of the value's type: a bound method to call."""
     from minidynamo.variables.misc import GetAttrVariable
 
-    if callable(getattr(self.python_type(), name, None)):
+    python_type = self.python_type()
+    if callable(getattr(python_type, name, None)):
         return GetAttrVariable(self, name)
-    graph_break("missing attribute", f"{self.python_type().__name__} has no attribute {name!r}")
+    if hasattr(python_type, name):
+        graph_break("unsupported attribute", f"{python_type.__name__}.{name} is not a method")
+    raise_observed(AttributeError, f"{python_type.__name__!r} object has no attribute {name!r}")
 
 
 def replace_version(value: Any, new: VariableTracker) -> Any:

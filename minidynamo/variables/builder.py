@@ -27,13 +27,15 @@ Compare with TorchDynamo: `torch/_dynamo/variables/builder.py`
 from __future__ import annotations
 
 import collections
+import contextlib
 import types
 from typing import TYPE_CHECKING, Any, Callable
 
 import torch
 
 from minidynamo.exc import graph_break
-from minidynamo.sources import AttrSource, GetItemSource, Source
+from minidynamo import polyfills
+from minidynamo.sources import AttrSource, GetItemSource, Source, closure_cell_source
 from minidynamo.variables.base import VariableTracker, new_object_id
 from minidynamo.variables.builtins import BuiltinVariable, is_builtin
 from minidynamo.variables.constant import ConstantVariable, is_constant_value
@@ -44,6 +46,7 @@ from minidynamo.variables.ctx_manager import (
     is_grad_mode_object,
 )
 from minidynamo.variables.dicts import ConstDictVariable, SetVariable
+from minidynamo.variables.exceptions import ExceptionClassVariable, is_exception_class
 from minidynamo.variables.functions import CellVariable, UserFunctionVariable, UserMethodVariable
 from minidynamo.variables.lazy import LazyVariableTracker
 from minidynamo.variables.lists import (
@@ -68,6 +71,14 @@ DICT_CLASSES = (dict, collections.OrderedDict, collections.defaultdict)
 def is_compiled_function(value: Any) -> bool:
     """A wrapper made by `minidynamo.compile` (it remembers the function it wraps)."""
     return isinstance(value, types.FunctionType) and "_minidynamo_original" in vars(value)
+
+
+CONTEXTMANAGER_CODE = contextlib.contextmanager(lambda: None).__code__  # contextlib's `helper`
+
+
+def is_contextmanager_function(value: Any) -> bool:
+    """A function made by `@contextlib.contextmanager` (its code is contextlib's helper)."""
+    return isinstance(value, types.FunctionType) and value.__code__ is CONTEXTMANAGER_CODE
 
 
 def by_name(method: str) -> Callable[[VariableBuilder, Any], VariableTracker]:
@@ -174,6 +185,18 @@ class VariableBuilder:
     def wrap_builtin(self, value: Any) -> VariableTracker:
         return BuiltinVariable(value, source=self.source)
 
+    def wrap_exception_class(self, value: type[BaseException]) -> VariableTracker:
+        return ExceptionClassVariable(value, source=self.source)
+
+    def wrap_contextmanager_function(self, value: types.FunctionType) -> VariableTracker:
+        """A `@contextlib.contextmanager` function: calling it is the polyfill's
+        `contextmanager_call(generator_function, ...)` (chapter 8)."""
+        index = value.__code__.co_freevars.index("func")
+        source = closure_cell_source(self.source, index) if self.source else None
+        generator_function = value.__closure__[index].cell_contents
+        inner = VariableBuilder(self.output, source and AttrSource(source, "cell_contents"))
+        return UserMethodVariable(polyfills.contextmanager_call, inner(generator_function))
+
     def wrap_function(self, value: types.FunctionType) -> VariableTracker:
         return UserFunctionVariable(value, source=self.source)
 
@@ -232,8 +255,10 @@ class VariableBuilder:
         (is_torch_function, by_name("wrap_torch_function")),
         (is_grad_mode_class, by_name("wrap_grad_mode_class")),
         (is_grad_mode_object, by_name("wrap_grad_mode_object")),
+        (is_exception_class, by_name("wrap_exception_class")),
         (is_builtin, by_name("wrap_builtin")),
         (is_compiled_function, by_name("wrap_compiled_function")),
+        (is_contextmanager_function, by_name("wrap_contextmanager_function")),
         (lambda v: isinstance(v, types.FunctionType), by_name("wrap_function")),
         (lambda v: isinstance(v, types.MethodType), by_name("wrap_method")),
         (lambda v: isinstance(v, types.ModuleType), by_name("wrap_python_module")),

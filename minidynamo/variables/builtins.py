@@ -32,7 +32,8 @@ from typing import TYPE_CHECKING, Any, Callable, Sequence
 import torch
 
 from minidynamo import polyfills
-from minidynamo.exc import Unsupported, graph_break
+from minidynamo.resume.origins import resume_origin
+from minidynamo.exc import ObservedException, Unsupported, graph_break, raise_observed
 from minidynamo.variables.base import (
     KnownFunctionVariable,
     VariableTracker,
@@ -159,7 +160,7 @@ class BuiltinVariable(KnownFunctionVariable):
         from minidynamo.variables.builder import VariableBuilder
 
         if not hasattr(self.fn, name):
-            graph_break("missing attribute", f"{self.fn.__name__} has no attribute {name!r}")
+            raise_observed(AttributeError, f"{self.fn.__name__} has no attribute {name!r}")
         return VariableBuilder(tx.output, None)(getattr(self.fn, name))
 
 
@@ -263,8 +264,8 @@ def _getattr(
 ) -> Variable:
     try:
         return obj.var_getattr(tx, name.as_python_constant())
-    except Unsupported as error:
-        if default is None or error.kind.title != "missing attribute":
+    except ObservedException as raised:
+        if default is None or not issubclass(raised.exc_type, AttributeError):
             raise
         return default
 
@@ -272,8 +273,8 @@ def _getattr(
 def _hasattr(tx: Translator, obj: VariableTracker, name: VariableTracker) -> VariableTracker:
     try:
         obj.var_getattr(tx, name.as_python_constant())
-    except Unsupported as error:
-        if error.kind.title != "missing attribute":
+    except ObservedException as raised:
+        if not issubclass(raised.exc_type, AttributeError):
             raise
         return ConstantVariable(False)
     return ConstantVariable(True)
@@ -308,7 +309,7 @@ def _next(tx: Translator, iterator: Variable, default: Variable | None = None) -
     item = iterator.get_iterator(tx).next_variable(tx)
     if item is None:
         if default is None:
-            graph_break("exception in traced code", "StopIteration raised by next()")
+            raise_observed(StopIteration)
         return default
     return item
 
@@ -322,7 +323,7 @@ def _enumerate(tx: Translator, iterable: Variable, start: Variable | None = None
 def _zip(tx: Translator, *iterables: Variable, strict: Variable | None = None) -> Variable:
     columns = [iterable.unpack_var_sequence(tx) for iterable in iterables]
     if strict is not None and strict.as_python_constant() and len({len(c) for c in columns}) > 1:
-        graph_break("exception in traced code", "zip(strict=True) of sequences of unequal lengths")
+        raise_observed(ValueError, "zip() arguments have unequal lengths")
     return _iterator([TupleVariable(tuple(row)) for row in zip(*columns)])
 
 
@@ -399,7 +400,7 @@ def _min_max(
     items = [item.realize() for item in items]
     if not items:
         if default is None:
-            graph_break("exception in traced code", f"{pick.__name__}() of an empty sequence")
+            raise_observed(ValueError, f"{pick.__name__}() arg is an empty sequence")
         return default
     if key is not None:
         return _pick_by_key(tx, items, key, pick)
@@ -448,6 +449,41 @@ def _numeric_conversion(python_type: type) -> Callable[..., VariableTracker]:
     return convert
 
 
+def _locals(tx: Translator, *args: VariableTracker) -> VariableTracker:
+    """`locals()` / `vars()`: a new dict of the frame's bound variables, in CPython's
+    order (locals, then cells and free variables). Traced, never run natively: after a
+    graph break the real frame also holds minidynamo's temporaries, and a resume
+    function's parameters are named after the original frame's (a local that is dead
+    at the break is not passed on, so it is missing there, as in TorchDynamo)."""
+    if args:
+        graph_break("unsupported call", "vars(obj) of an object")
+    code = original_code(tx.code)  # a resume function: the user's own frame's names
+    items: dict[Any, VariableTracker] = {}
+    for name in dict.fromkeys((*code.co_varnames, *code.co_cellvars, *code.co_freevars)):
+        if name in tx.cells:
+            value = tx.cells[name].contents
+        else:
+            value = tx.symbolic_locals.get(name)
+        if value is not None:
+            items[name] = value
+    return ConstDictVariable(items, dict, None, object_id=new_object_id())
+
+
+def original_code(code: types.CodeType) -> types.CodeType:
+    """The code a resume function continues (repeatedly, for a resume of a resume)."""
+    while (origin := resume_origin(code)) is not None and origin.code is not None:
+        code = origin.code
+    return code
+
+
+def _dir(tx: Translator, *args: VariableTracker) -> VariableTracker:
+    """`dir()`: the sorted names of `locals()`; `dir(obj)` is not traced."""
+    if args:
+        graph_break("unsupported call", "dir(obj) of an object")
+    names = sorted(_locals(tx).items)
+    return ListVariable(tuple(ConstantVariable(name) for name in names), object_id=new_object_id())
+
+
 def _print(tx: Translator, *args: VariableTracker, **kwargs: VariableTracker) -> VariableTracker:
     graph_break("unsupported call", "print() would write output while tracing")
 
@@ -479,6 +515,7 @@ BUILTIN_HANDLERS: dict[Callable[..., Any], Callable[..., VariableTracker]] = {
     min: functools.partial(_min_max, pick=min), max: functools.partial(_min_max, pick=max),
     int: _numeric_conversion(int), float: _numeric_conversion(float),
     str: _numeric_conversion(str), print: _print, super: _super,
+    locals: _locals, vars: _locals, dir: _dir,
 }
 
 

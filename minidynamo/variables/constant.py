@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, Sequence
 
 import torch
 
-from minidynamo.exc import graph_break
+from minidynamo.exc import graph_break, raise_observed
 from minidynamo.variables.base import VariableTracker, constant_values
 
 if TYPE_CHECKING:
@@ -61,8 +61,8 @@ class ConstantVariable(VariableTracker):
         from minidynamo.variables.misc import GetAttrVariable
 
         if not hasattr(self.value, name):
-            what = f"{type(self.value).__name__} has no attribute {name!r}"
-            graph_break("missing attribute", what)
+            raise_observed(AttributeError,
+                           f"{type(self.value).__name__!r} object has no attribute {name!r}")
         attribute = getattr(self.value, name)
         if callable(attribute):
             return GetAttrVariable(self, name)  # a bound method, folded when called
@@ -147,10 +147,9 @@ def fold(function: Any, args: Sequence[Any], kwargs: dict[str, Any]) -> Variable
 
 
 def fold_value(function: Any, args: Sequence[Any], kwargs: dict[str, Any]) -> Any:
-    """`function(*args, **kwargs)` on constants, at trace time; an exception is a graph break."""
+    """`function(*args, **kwargs)` on constants, at trace time; an exception it raises
+    is raised symbolically, with the same type and arguments (chapter 8)."""
     try:
         return function(*args, **kwargs)
-    except Exception as error:  # the user's code would raise the same in eager
-        name = getattr(function, "__name__", repr(function))
-        what = f"{name}{tuple(args)} raised {type(error).__name__}: {error}"
-        graph_break("exception in traced code", what)
+    except Exception as error:  # the user's code raises the same in eager
+        raise_observed(type(error), *error.args)

@@ -174,7 +174,9 @@ class WithExitFunctionVariable(VariableTracker):
     def call_function(
         self, tx: Translator, args: Sequence[VariableTracker], kwargs: dict[str, VariableTracker]
     ) -> VariableTracker:
-        """`__exit__(None, None, None)`, the block's normal exit (exceptions break earlier)."""
+        """`__exit__(...)`: the block's normal exit, or WITH_EXCEPT_START's with an
+        exception (chapter 8); either way the mode before the block comes back, and the
+        result (None) does not suppress the exception."""
         self.exit(tx)
         return ConstantVariable(None)
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Sequence
 
-from minidynamo.exc import graph_break
+from minidynamo.exc import graph_break, raise_observed
 from minidynamo.variables.base import (
     VariableTracker,
     bound_method_getattr,
@@ -40,7 +40,7 @@ def as_key(variable: VariableTracker) -> Any:
     try:
         hash(key)
     except TypeError:
-        graph_break("exception in traced code", f"unhashable key {key!r}")
+        raise_observed(TypeError, f"unhashable type: {type(key).__name__!r}")
     return key
 
 
@@ -98,7 +98,7 @@ class ConstDictVariable(VariableTracker):
         if python_key in self.items:
             return self.items[python_key]
         if self.default_factory is None:
-            graph_break("exception in traced code", f"KeyError: {python_key!r}")
+            raise_observed(KeyError, python_key)
         value = self.default_factory.call_function(tx, [], {})  # defaultdict: make and store
         self.mutated(tx, {**self.items, python_key: value})
         return value
@@ -144,18 +144,16 @@ class ConstDictVariable(VariableTracker):
     def dunder_delitem(self, tx: Translator, key: VariableTracker) -> VariableTracker:
         python_key = as_key(key)
         if python_key not in self.items:
-            graph_break("exception in traced code", f"KeyError: {python_key!r}")
+            raise_observed(KeyError, python_key)
         self.mutated(tx, {k: v for k, v in self.items.items() if k != python_key})
         return ConstantVariable(None)
 
     def method_update(
         self, tx: Translator, other: VariableTracker | None = None, **kwargs: VariableTracker
     ) -> VariableTracker:
-        new_items = dict(self.items)
-        if other is not None:
-            new_items.update(dict_items(tx, other))
-        new_items.update(kwargs)
-        self.mutated(tx, new_items)
+        added = dict_items(tx, other) if other is not None else {}  # may run user code
+        current = tx.output.side_effects.latest(self)  # ... that mutated this dict
+        current.mutated(tx, {**current.items, **added, **kwargs})
         return ConstantVariable(None)
 
     def method_pop(
@@ -164,7 +162,7 @@ class ConstDictVariable(VariableTracker):
         python_key = as_key(key)
         if python_key not in self.items:
             if default is None:
-                graph_break("exception in traced code", f"KeyError: {python_key!r}")
+                raise_observed(KeyError, python_key)
             return default
         value = self.items[python_key]
         self.mutated(tx, {k: v for k, v in self.items.items() if k != python_key})
@@ -301,9 +299,9 @@ class SetVariable(VariableTracker):
         return self.mutated(tx, values)
 
     def method_update(self, tx: Translator, *others: VariableTracker) -> VariableTracker:
-        values = set(self.keys())
-        values.update(as_key(v) for other in others for v in other.unpack_var_sequence(tx))
-        return self.mutated(tx, values)
+        added = [as_key(v) for other in others for v in other.unpack_var_sequence(tx)]
+        current = tx.output.side_effects.latest(self)  # the items may have run user code
+        return current.mutated(tx, set(current.keys()) | set(added))
 
     def method_discard(self, tx: Translator, value: VariableTracker) -> VariableTracker:
         values = set(self.keys())
@@ -312,7 +310,7 @@ class SetVariable(VariableTracker):
 
     def method_remove(self, tx: Translator, value: VariableTracker) -> VariableTracker:
         if as_key(value) not in self.keys():
-            graph_break("exception in traced code", f"KeyError: {as_key(value)!r}")
+            raise_observed(KeyError, as_key(value))
         return self.method_discard(tx, value)
 
     def method_clear(self, tx: Translator) -> VariableTracker:

@@ -27,7 +27,7 @@ import types
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
-from minidynamo.exc import graph_break
+from minidynamo.exc import graph_break, raise_observed
 from minidynamo.sources import (
     AttrSource,
     Source,
@@ -156,8 +156,8 @@ class UserFunctionVariable(BaseUserFunctionVariable):
         from minidynamo.variables.builder import VariableBuilder
 
         if not hasattr(self.fn, name):
-            what = f"function {self.fn.__name__} has no attribute {name!r}"
-            graph_break("missing attribute", what)
+            raise_observed(AttributeError,
+                           f"'function' object has no attribute {name!r}")
         source = AttrSource(self.source, name) if self.source else None
         return VariableBuilder(tx.output, source)(getattr(self.fn, name))
 

@@ -21,8 +21,8 @@ import types
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from minidynamo.exc import graph_break
-from minidynamo.variables.base import VariableTracker
+from minidynamo.exc import ObservedException, graph_break, raise_observed
+from minidynamo.variables.base import VariableTracker, bound_method_getattr, new_object_id
 from minidynamo.variables.constant import ConstantVariable
 
 if TYPE_CHECKING:
@@ -60,7 +60,7 @@ class IteratorVariable(VariableTracker):
         """`next(it)` / `it.__next__()`; exhaustion would raise StopIteration."""
         item = self.next_variable(tx)
         if item is None:
-            graph_break("exception in traced code", "StopIteration raised by next()")
+            raise_observed(StopIteration)
         return item
 
     def reconstruct(self, codegen: PyCodegen) -> None:
@@ -125,8 +125,34 @@ class GeneratorVariable(IteratorVariable):
     def python_type(self) -> type:
         return types.GeneratorType
 
+    var_getattr = bound_method_getattr  # gen.throw, gen.close: method_throw, method_close
+
     def next_variable(self, tx: Translator) -> VariableTracker | None:
         return self.generator_tx.resume(tx)
+
+    def method_throw(self, tx: Translator, value: VariableTracker) -> VariableTracker:
+        """`gen.throw(exception)` (chapter 8): the generator's next value, else StopIteration."""
+        from minidynamo.variables.exceptions import instantiate
+
+        exception = instantiate(tx, value)
+        raised = ObservedException(exception.exc_type, exception.args, value=exception)
+        item = self.generator_tx.throw(tx, raised)
+        if item is None:
+            raise_observed(StopIteration)
+        return item
+
+    def method_close(self, tx: Translator) -> VariableTracker:
+        """`gen.close()`: GeneratorExit thrown in; the generator must not yield again."""
+        from minidynamo.variables.exceptions import ExceptionVariable
+
+        exit_exception = ExceptionVariable(GeneratorExit, (), object_id=new_object_id())
+        try:
+            if self.generator_tx.throw(tx, ObservedException(GeneratorExit, (), exit_exception)) is not None:
+                raise_observed(RuntimeError, "generator ignored GeneratorExit")
+        except ObservedException as raised:
+            if not issubclass(raised.exc_type, (GeneratorExit, StopIteration)):
+                raise
+        return ConstantVariable(None)
 
     def unpack_var_sequence(self, tx: Translator) -> list[VariableTracker]:
         items = []

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 import torch
 
-from minidynamo.exc import graph_break
+from minidynamo.exc import graph_break, raise_observed
 from minidynamo.variables.base import (
     VariableTracker,
     bound_method_getattr,
@@ -60,7 +60,7 @@ def sorted_items(
     try:
         order = sorted(range(len(items)), key=lambda index: key_values[index], reverse=descending)
     except TypeError as error:
-        graph_break("exception in traced code", f"sorting: {error}")
+        raise_observed(TypeError, *error.args)
     return [items[index] for index in order]
 
 
@@ -106,8 +106,7 @@ class BaseListVariable(VariableTracker):
         try:
             return self.items[position]
         except (IndexError, TypeError) as error:
-            what = f"{self.python_type().__name__}[{position!r}]: {error}"
-            graph_break("exception in traced code", what)
+            raise_observed(type(error), *error.args)
 
     def dunder_contains(self, tx: Translator, value: VariableTracker) -> VariableTracker:
         values = constant_values([*self.items, value])
@@ -196,11 +195,23 @@ class ListVariable(BaseListVariable):
         return ConstantVariable(None)
 
     def method_extend(self, tx: Translator, other: VariableTracker) -> VariableTracker:
-        self.mutated(tx, [*self.items, *other.unpack_var_sequence(tx)])
+        self.extended(tx, other)
         return ConstantVariable(None)
 
     def dunder_iadd(self, tx: Translator, other: VariableTracker) -> VariableTracker:
-        return self.mutated(tx, [*self.items, *other.unpack_var_sequence(tx)])
+        return self.extended(tx, other)
+
+    def extended(self, tx: Translator, other: VariableTracker) -> ListVariable:
+        """`self.extend(other)` as CPython runs it: one item at a time, each appended to
+        the list *as it is then*, since producing an item (a generator) may run code
+        that mutates this very list. A list argument is read first, as CPython copies it."""
+        iterator = other.realize().get_iterator(tx)
+        latest = tx.output.side_effects.latest
+        while (item := iterator.next_variable(tx)) is not None:
+            current = latest(self)
+            current.mutated(tx, [*current.items, item])
+            iterator = latest(iterator)
+        return latest(self)
 
     def method_insert(
         self, tx: Translator, index: VariableTracker, item: VariableTracker
@@ -214,7 +225,7 @@ class ListVariable(BaseListVariable):
         items = list(self.items)
         position = -1 if index is None else _as_index(tx, index)
         if not items:
-            graph_break("exception in traced code", "pop from empty list")
+            raise_observed(IndexError, "pop from empty list")
         popped = items.pop(position)
         self.mutated(tx, items)
         return popped

@@ -18,7 +18,7 @@ import types
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Sequence
 
-from minidynamo.exc import graph_break
+from minidynamo.exc import graph_break, raise_observed
 from minidynamo.sources import AttrSource
 from minidynamo.variables.base import VariableTracker
 from minidynamo.variables.constant import ConstantVariable
@@ -84,8 +84,8 @@ class PythonModuleVariable(VariableTracker):
         from minidynamo.variables.lazy import build_lazily
 
         if not hasattr(self.module, name):
-            what = f"module {self.module.__name__} has no attribute {name!r}"
-            graph_break("missing attribute", what)
+            raise_observed(AttributeError,
+                           f"module {self.module.__name__!r} has no attribute {name!r}")
         source = AttrSource(self.source, name) if self.source else None
         return build_lazily(tx.output, getattr(self.module, name), source)
 

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any, Sequence
 import torch
 import torch.fx
 
-from minidynamo.exc import graph_break
+from minidynamo.exc import graph_break, raise_observed
 from minidynamo.sources import AttrSource
 from minidynamo.variables.base import VariableTracker
 from minidynamo.variables.constant import constant
@@ -46,6 +46,15 @@ DATA_DEPENDENT_METHODS = frozenset({
     "item", "tolist", "numpy", "__bool__", "__int__", "__float__", "__index__",
     "backward", "nonzero_static", "data_ptr",
 })
+
+
+def has_own_attribute(tx: Translator, tensor: TensorVariable, name: str) -> bool:
+    """Whether the real tensor behind a graph input has `name` in its `__dict__`
+    (`x.tag = ...` set outside the compiled function)."""
+    for graph_input in tx.output.graph_inputs:
+        if graph_input.node is tensor.node:
+            return name in getattr(graph_input.value, "__dict__", {})
+    return False
 
 
 @dataclass(frozen=True, eq=False, repr=False)
@@ -72,6 +81,8 @@ class TensorVariable(VariableTracker):
             return result.clone(source=AttrSource(self.source, name)) if self.source else result
         if callable(getattr(torch.Tensor, name, None)):
             return GetAttrVariable(self, name)  # a method: called by call_method
+        if not hasattr(self.class_, name) and not has_own_attribute(tx, self, name):
+            raise_observed(AttributeError, f"'Tensor' object has no attribute {name!r}")
         graph_break("unsupported attribute", f"Tensor attribute {name!r}")
 
     def call_method(

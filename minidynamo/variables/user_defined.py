@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any, Sequence
 
 import torch
 
-from minidynamo.exc import graph_break
+from minidynamo.exc import graph_break, raise_observed
 from minidynamo.sources import AttrSource, Source
 from minidynamo.variables.base import VariableTracker, new_object_id
 from minidynamo.variables.constant import ConstantVariable, constant
@@ -97,7 +97,7 @@ def object_attribute(
     if custom_getattr is not _MISSING and custom_getattr is not torch.nn.Module.__getattr__:
         what = f"{cls.__name__} defines __getattr__ (reading {name!r})"
         graph_break("unsupported attribute", what)
-    graph_break("missing attribute", f"{cls.__name__} object has no attribute {name!r}")
+    raise_observed(AttributeError, f"{cls.__name__!r} object has no attribute {name!r}")
 
 
 def _lookup_static(cls: type, name: str) -> Any:
@@ -127,7 +127,8 @@ class UserDefinedClassVariable(VariableTracker):
             return constant(getattr(self.cls, name))
         attribute = _lookup_static(self.cls, name)
         if attribute is _MISSING:
-            graph_break("missing attribute", f"class {self.cls.__name__} has no attribute {name!r}")
+            raise_observed(AttributeError,
+                           f"type object {self.cls.__name__!r} has no attribute {name!r}")
         if isinstance(attribute, staticmethod):
             attribute = attribute.__func__
         elif isinstance(attribute, classmethod):
@@ -222,7 +223,7 @@ def _construct(
     if cls.__init__ is not object.__init__:
         UserFunctionVariable(cls.__init__).call_function(tx, [obj, *args], kwargs)
     elif args or kwargs:
-        graph_break("exception in traced code", f"{cls.__name__}() takes no arguments")
+        raise_observed(TypeError, f"{cls.__name__}() takes no arguments")
     return tx.output.side_effects.latest(obj)
 
 
@@ -305,8 +306,7 @@ class SuperVariable(VariableTracker):
 
                     return UserMethodVariable(polyfills.object_init, self.obj)
                 return class_attribute(tx, self.obj, klass, name, vars(klass)[name], None)
-        what = f"super() of {self.owner.__name__} has no attribute {name!r}"
-        graph_break("missing attribute", what)
+        raise_observed(AttributeError, f"'super' object has no attribute {name!r}")
 
     def __repr__(self) -> str:
         return f"SuperVariable({self.owner.__name__})"

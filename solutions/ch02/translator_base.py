@@ -12,10 +12,11 @@ import types
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 from minidynamo import config, logs
 from minidynamo.bytecode import Instruction
-from minidynamo.exc import UserFrame, Unsupported, graph_break
+from minidynamo.exc import ObservedException, UserFrame, Unsupported, graph_break
 from minidynamo.translator.calls import CallHandlers
 from minidynamo.translator.containers import ContainerHandlers
 from minidynamo.translator.control_flow import ControlFlowHandlers
+from minidynamo.translator.exceptions import ExcInfo, ExceptionHandlers, handle_exception
 from minidynamo.translator.loads_stores import LoadStoreHandlers
 from minidynamo.translator.operators import OperatorHandlers
 from minidynamo.translator.stack_ops import StackHandlers

@@ -9,8 +9,9 @@ import inspect
 from typing import Any, Sequence
 from minidynamo import config
 from minidynamo.bytecode import Instruction, scan
-from minidynamo.exc import Unsupported, graph_break
+from minidynamo.exc import ObservedException, Unsupported, graph_break
 from minidynamo.translator.base import InstructionTranslatorBase
+from minidynamo.translator.exceptions import ExcInfo, handle_exception
 from minidynamo.variables import ConstantVariable, VariableTracker, new_object_id
 from minidynamo.variables.iterators import GeneratorVariable
 from minidynamo.variables.functions import BaseUserFunctionVariable

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Sequence
 import torch
 import torch.fx
-from minidynamo.exc import graph_break
+from minidynamo.exc import graph_break, raise_observed
 from minidynamo.sources import AttrSource
 from minidynamo.variables.base import VariableTracker
 from minidynamo.variables.constant import constant
@@ -17,7 +17,9 @@ if TYPE_CHECKING:
     from minidynamo.translator.base import InstructionTranslatorBase as Translator
 
 # defined next to the exercises in the package:
-from minidynamo.variables.tensor import CONSTANT_ATTRIBUTES, TENSOR_ATTRIBUTES
+from minidynamo.variables.tensor import (
+    CONSTANT_ATTRIBUTES, TENSOR_ATTRIBUTES, has_own_attribute,
+)
 
 
 class TensorVariable:
@@ -33,4 +35,6 @@ class TensorVariable:
             return result.clone(source=AttrSource(self.source, name)) if self.source else result
         if callable(getattr(torch.Tensor, name, None)):
             return GetAttrVariable(self, name)  # a method: called by call_method
+        if not hasattr(self.class_, name) and not has_own_attribute(tx, self, name):
+            raise_observed(AttributeError, f"'Tensor' object has no attribute {name!r}")
         graph_break("unsupported attribute", f"Tensor attribute {name!r}")

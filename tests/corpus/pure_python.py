@@ -1480,3 +1480,162 @@ def selection_sort_with_swaps(items):
             items[i], items[smallest] = items[smallest], items[i]
             swaps += 1
     return items, swaps
+
+
+## Exceptions and with-blocks (chapter 8) ##############################################
+
+
+class _Counter:
+    """A context manager that counts entries and exits, and suppresses KeyError."""
+
+    def __init__(self):
+        self.events = []
+
+    def __enter__(self):
+        self.events.append("in")
+        return len(self.events)
+
+    def __exit__(self, exc_type, exc, tb):
+        self.events.append("out" if exc_type is None else exc_type.__name__)
+        return exc_type is KeyError
+
+
+@case({"a": 1}, "b")
+@case({"a": 1}, "a")
+def lookup_or_default(table, key):
+    try:
+        return table[key]
+    except KeyError as e:
+        return ("missing", e.args)
+
+
+@case(3)
+@case(-1)
+def raise_and_catch_value(n):
+    try:
+        if n < 0:
+            raise ValueError("negative", n)
+        result = n * 2
+    except ValueError as e:
+        result = e.args
+    else:
+        result = (result, "else")
+    finally:
+        n = None
+    return result, n
+
+
+@case([1, 2, 3])
+def try_finally_order(items):
+    log = []
+    for item in items:
+        try:
+            if item == 2:
+                continue
+            log.append(item)
+        finally:
+            log.append(-item)
+    return log
+
+
+@case("12")
+@case("x")
+def parse_int(text):
+    try:
+        return int(text)
+    except ValueError:
+        return None
+
+
+@case(4)
+def chained_exceptions(n):
+    try:
+        try:
+            raise KeyError(n)
+        except KeyError as e:
+            raise IndexError(n + 1) from e
+    except IndexError as e2:
+        return e2.args, e2.__cause__.args, e2.__suppress_context__
+
+
+@case(2)
+def context_of_raise_in_handler(n):
+    try:
+        try:
+            raise KeyError(n)
+        except KeyError:
+            raise ValueError(n * 10)
+    except ValueError as e:
+        return e.args, type(e.__context__).__name__, e.__context__.args
+
+
+@case()
+def reraise_keeps_identity():
+    try:
+        try:
+            raise LookupError("x")
+        except LookupError as first:
+            kept = first
+            raise
+    except LookupError as second:
+        return second is kept, second.args
+
+
+@case()
+def with_counter_normal_and_suppressed():
+    manager = _Counter()
+    with manager as first:
+        value = first * 10
+    with manager:
+        raise KeyError("swallowed")
+    return value, manager.events
+
+
+@case()
+def generator_with_try_finally():
+    log = []
+
+    def gen():
+        try:
+            yield 1
+            yield 2
+        finally:
+            log.append("done")
+
+    return [v * 3 for v in gen()], log
+
+
+@case()
+def yield_from_chain():
+    def inner():
+        yield 1
+        yield 2
+
+    def outer():
+        yield 0
+        yield from inner()
+        yield 3
+
+    return list(outer())
+
+
+@case([3, 1, 2])
+def for_else_search(items):
+    for item in items:
+        if item > 5:
+            found = item
+            break
+    else:
+        found = None
+    return found
+
+
+class _Options:
+    pass
+
+
+@case({"x": 1})
+def hasattr_getattr_defaults(config):
+    options = _Options()
+    options.x = config["x"]
+    return hasattr(options, "x"), hasattr(options, "y"), getattr(options, "y", "dflt")

@@ -1367,3 +1367,49 @@ def config_dict_of_floats(x, config):
 @case(t(3), [1, 2, 3])
 def python_list_to_tensor_arithmetic(x, values):
     return x * torch.tensor(values), x + len(values)
+
+
+def _grow_while_yielding(xs, x):
+    xs.append(x * 2)
+    yield x + 1
+    xs.append(x * 3)
+    yield x + 4
+
+
+@case(t(3), [t(1)])
+def extend_by_a_generator_that_appends(x, xs):
+    """list.extend runs the generator one item at a time: its own appends interleave."""
+    xs.extend(_grow_while_yielding(xs, x))
+    return x
+
+
+@case(t(3), [t(1)])
+def iadd_by_a_generator_that_appends(x, xs):
+    xs += _grow_while_yielding(xs, x)
+    return x
+
+
+@case(t(3), {"a": t(1)})
+def dict_update_from_a_generator_that_writes(x, d):
+    def pairs():
+        d["inside"] = x * 5
+        yield "b", x + 1
+
+    d.update(pairs())
+    return x
+
+
+@case(t(3))
+def vars_of_the_frame(x):
+    scale = 2
+    return x * scale, sorted(vars())
+
+
+@case(t(3))
+def locals_with_a_closure(x):
+    k = 3
+
+    def inner():
+        return k
+
+    return x + inner(), sorted(locals())

@@ -126,3 +126,22 @@ def test_refuses_to_pass_when_nothing_was_compared():
     with handler_replaced("RESUME", lambda tx, inst: (_ for _ in ()).throw(RuntimeError("no"))):
         with pytest.raises(AssertionError):
             assert_stack_depths_match_cpython(f, torch.ones(2))
+
+
+def test_catches_a_raw_python_value_on_the_stack():
+    real = InstructionTranslator.dispatch_table[dis.opmap["LOAD_CONST"]]
+
+    def load_const_unwrapped(tx, inst):
+        if inst.argval is None:
+            tx.push(None)  # the bug: a Python value, not ConstantVariable(None)
+        else:
+            real(tx, inst)
+
+    def f(x):
+        y = None
+        return x + 1, y
+
+    with handler_replaced("LOAD_CONST", load_const_unwrapped):
+        steps = symbolic_steps(f, torch.ones(2))
+    mismatches, _ = stack_depth_mismatches(steps, cpython_depths(f, torch.ones(2)))
+    assert any("not a VariableTracker (slot 0: None)" in line for line in mismatches)
