@@ -6,7 +6,10 @@ same program), the user's file and line (compared with torch.explain's user stac
 and with `fullgraph=True` it is raised as `minidynamo.exc.Unsupported`, where
 torch.compile raises `torch._dynamo.exc.Unsupported`. A break on a call compiles the
 graph before it, runs the call natively exactly once, and goes on in a resume
-function: the same graphs as torch.compile, the same printed output as eager.
+function: the same graphs as torch.compile, the same printed output as eager. A break
+at an instruction no resume function can follow (`not`, a jump whose traced
+`__bool__` breaks) is not restarted there: the frame falls back to its last statement
+boundary, or runs eagerly, as torch.compile's does.
 """
 
 from __future__ import annotations
@@ -16,9 +19,10 @@ import torch
 
 import minidynamo
 from minidynamo.exc import CATALOGUE, InternalError, Unsupported, graph_break
+from minidynamo.stack_oracle import assert_stack_depths_match_cpython
 from minidynamo.testing import assert_same_as_torch
 
-from . import programs
+from . import programs, samples
 from .programs import explain_both, fullgraph_errors, stdout_of, where
 
 BREAKING = [programs.tensor_if, programs.prints, programs.skipped_builtin]
@@ -104,3 +108,33 @@ def test_fullgraph_raises_at_the_call_with_the_users_line():
     assert isinstance(ours, Unsupported), ours
     torchs = theirs.real_stack[-1]                 # TorchDynamo's user stack, innermost last
     assert (ours.filename, ours.lineno) == (torchs.filename, torchs.lineno)
+
+
+@pytest.mark.task("ch06.5")
+@pytest.mark.parametrize("fn, args", [
+    (samples.not_of_a_tensor, ()),
+    (samples.jump_on_a_traced_bool, (programs.TensorSwitch(torch.ones(3)),)),
+    (samples.jump_on_a_traced_bool, (programs.TensorSwitch(-torch.ones(3)),)),
+    (samples.not_before_any_graph, ()),
+], ids=["not", "traced_bool_true", "traced_bool_false", "not_first"])
+def test_a_break_no_resume_function_can_follow_is_not_restarted_there(fn, args):
+    x = torch.randn(3)
+    assert_same_as_torch(fn, x, *args)
+    ours, theirs = explain_both(fn, x, *args)
+    assert (ours.graph_count, ours.graph_break_count) == (theirs.graph_count, theirs.graph_break_count)
+    assert [(reason.filename, reason.lineno) for reason in ours.compiled_break_reasons] == \
+        [where(reason) for reason in theirs.break_reasons]
+
+
+@pytest.mark.task("ch06.5")
+@pytest.mark.parametrize("fn, args", [
+    (programs.prints, ()), (programs.item, ()), (programs.skipped_builtin, ()),
+    (programs.calls_a_helper, ()), (programs.print_in_loop, ()),
+    (samples.not_of_a_tensor, ()),
+    (samples.jump_on_a_traced_bool, (programs.TensorSwitch(torch.ones(3)),)),
+], ids=lambda value: getattr(value, "__name__", ""))
+def test_the_stack_is_cpythons_on_every_pass(fn, args):
+    """Every pass of the trace (the one that found the break, the one that stops
+    before it) steps the same code with CPython's stack depths."""
+    steps = assert_stack_depths_match_cpython(fn, torch.randn(3), *args)
+    assert any(step.code is fn.__code__ for step in steps)

@@ -17,7 +17,7 @@ import pytest
 
 from minidynamo import resume
 
-from . import frames, programs
+from . import frames, programs, samples
 
 
 def first_points(program):
@@ -40,8 +40,11 @@ def resume_line(code, offset):
 
 # -- ch07.2: resume_code_fields -------------------------------------------------------
 
+SIGNATURE_PROGRAMS = programs.STRAIGHT + programs.CELLS + samples.POSITIONAL_ONLY
+
+
 @pytest.mark.task("ch07.2")
-@pytest.mark.parametrize("program", programs.STRAIGHT + programs.CELLS, ids=repr)
+@pytest.mark.parametrize("program", SIGNATURE_PROGRAMS, ids=repr)
 def test_signature_matches_the_frame(program):
     for offset, occurrence in first_points(program)[::3]:
         fn, state, (function, arguments) = frames.stop_at(
@@ -71,7 +74,7 @@ def test_signature_matches_the_frame(program):
 
 
 @pytest.mark.task("ch07.2")
-@pytest.mark.parametrize("program", programs.STRAIGHT + programs.CELLS, ids=repr)
+@pytest.mark.parametrize("program", SIGNATURE_PROGRAMS, ids=repr)
 def test_resuming_matches_cpython(program):
     assert not frames.mismatches(program)
 
@@ -130,13 +133,16 @@ def test_reentered_with_blocks(program):
 
 @pytest.mark.task("ch07.3")
 def test_prologue_starts_like_a_frame():
-    """COPY_FREE_VARS (when there is a closure), then RESUME, before any value is pushed."""
+    """COPY_FREE_VARS (when there is a closure), then RESUME, before any value is pushed.
+
+    RESUME 0, as at the start of every function: its argument tells CPython (and dis,
+    debuggers) where the frame resumes from, and 1 to 3 mean after a yield or an await."""
     for program in (programs.CELLS[0], programs.STRAIGHT[0]):
         offset, occurrence = first_points(program)[-2]
         fn, state, (function, _) = frames.stop_at(
             program, offset, occurrence,
             lambda fn, state, log: (fn, state, frames.Resumer().prepare(fn, offset, state)))
-        first = [i.opname for i in dis.get_instructions(function.__code__)][:2]
-        expected = (["COPY_FREE_VARS", "RESUME"] if function.__code__.co_freevars
-                    else ["RESUME"])
+        first = [(i.opname, i.arg) for i in dis.get_instructions(function.__code__)][:2]
+        expected = ([("COPY_FREE_VARS", len(function.__code__.co_freevars)), ("RESUME", 0)]
+                    if function.__code__.co_freevars else [("RESUME", 0)])
         assert first[:len(expected)] == expected
