@@ -14,7 +14,15 @@ import collections
 
 import pytest
 
-from minidynamo.testing import assert_same_as_torch, normalize_graph, placeholder_names
+from minidynamo.testing import (
+    Call,
+    assert_same_as_torch,
+    compare_with_eager,
+    normalize_graph,
+    placeholder_names,
+    run_eager,
+    run_minidynamo,
+)
 
 from . import samples
 
@@ -188,12 +196,43 @@ def test_a_returned_attribute_matches_torch(program):
     run(program)
 
 
+def probes_attributes(x):
+    return x * getattr(x, "scale_factor", 2) + hasattr(x, "shape") + 10 * hasattr(x, "nope")
+
+
 @pytest.mark.task("ch03.4")
-def test_an_attribute_tensors_lack_breaks():
-    """An attribute torch.Tensor does not have is a graph break naming it; the frame then
-    raises eager's AttributeError."""
+def test_an_attribute_tensors_lack_raises_attribute_error():
+    """An attribute torch.Tensor does not have raises AttributeError, symbolically
+    (chapter 8): uncaught, the frame runs eagerly and raises eager's AttributeError, and
+    the break names the attribute."""
     comparison = run(missing_attribute, (3,), fullgraph=False)
-    assert "(unsupported attribute): Tensor attribute 'no_such_attribute'" in first_break(comparison)
+    assert "AttributeError(\"'Tensor' object has no attribute 'no_such_attribute'\"" in \
+        first_break(comparison)
+
+
+def reads_a_user_attribute(x):
+    return x * 2, hasattr(x, "tag")
+
+
+@pytest.mark.task("ch03.4")
+def test_an_attribute_set_on_an_input_tensor_is_not_missing():
+    """`x.tag = 3` outside the compiled function: `hasattr(x, "tag")` is True. minidynamo
+    does not model a tensor's own attributes, so it breaks there (torch.compile traces
+    it); it must not answer False."""
+    x = samples.tensors((3,))[0]
+    x.tag = 3
+    calls = [Call((x,))]
+    eager, mine = run_eager(reads_a_user_attribute, calls), run_minidynamo(reads_a_user_attribute, calls)
+    assert not compare_with_eager(eager, mine)
+    assert mine.outcomes[0].value[1] is True
+    assert "(unsupported attribute): Tensor attribute 'tag'" in mine.graph_breaks[0].splitlines()[0]
+
+
+@pytest.mark.task("ch03.4")
+def test_hasattr_and_getattr_defaults_on_a_tensor_are_one_graph():
+    """`hasattr` and `getattr(x, name, default)` catch that AttributeError: one graph, as
+    torch.compile."""
+    run(probes_attributes, (3,))
 
 
 @pytest.mark.task("ch03.4")
