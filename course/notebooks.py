@@ -9,6 +9,7 @@ ids, so regenerating them is byte-for-byte reproducible.
     python -m course notebooks              write the notebooks
     python -m course notebooks --check      fail if a committed notebook is stale
     python -m course notebooks --execute    (re)write, then run every notebook with nbclient
+                                            (`--jobs N` at a time, default: the CPUs)
 """
 from __future__ import annotations
 
@@ -16,6 +17,8 @@ import argparse
 import os
 import re
 import sys
+from collections.abc import Iterator
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 import nbformat
@@ -134,10 +137,30 @@ def execute(path: Path, timeout: int = 900) -> None:
             os.environ[IMPL_VARIABLE] = previous
 
 
+def execute_all(paths: list[Path], jobs: int) -> Iterator[str | None]:
+    """Run each notebook in its own kernel, `jobs` at a time (in worker processes, since
+    `execute` sets an environment variable): for each, in order, None or why it failed."""
+    if jobs <= 1 or len(paths) <= 1:
+        yield from map(_execute_reporting, paths)
+        return
+    with ProcessPoolExecutor(max_workers=min(jobs, len(paths))) as pool:
+        yield from pool.map(_execute_reporting, paths)
+
+
+def _execute_reporting(path: Path) -> str | None:
+    try:
+        execute(path)
+    except Exception as error:  # a failing cell, a dead kernel or a timeout
+        return str(error)
+    return None
+
+
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="python -m course notebooks", description=__doc__.splitlines()[0])
     parser.add_argument("--check", action="store_true", help="fail if a committed notebook is stale; write nothing")
     parser.add_argument("--execute", action="store_true", help="run every notebook; fail on any error")
+    parser.add_argument("--jobs", type=int, default=None,
+                        help="notebooks run at once with --execute (default: CPUs)")
     parser.add_argument("--root", type=Path, default=ROOT, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
 
@@ -149,16 +172,15 @@ def main(argv: list[str]) -> int:
         print(f"wrote {name}")
     if not args.execute:
         return 0
+    paths = [notebook_path(chapter_file, args.root / "notebooks")
+             for chapter_file in chapter_files(args.root / "chapters")]
     failed = 0
-    for chapter_file in chapter_files(args.root / "chapters"):
-        path = notebook_path(chapter_file, args.root / "notebooks")
-        try:
-            execute(path)
-        except Exception as error:  # a failing cell, a dead kernel or a timeout
+    for path, error in zip(paths, execute_all(paths, args.jobs or os.cpu_count() or 1)):
+        if error is None:
+            print(f"ok     {path.relative_to(args.root)}", flush=True)
+        else:
             failed += 1
             print(f"FAILED {path.relative_to(args.root)}\n{error}", file=sys.stderr)
-        else:
-            print(f"ok     {path.relative_to(args.root)}")
     return 1 if failed else 0
 
 

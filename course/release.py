@@ -96,7 +96,7 @@ def round_trip(root: Path, out: Path, names: list[str] | None = None) -> list[st
             shutil.copyfile(solution, solved / "exercises" / solution.parent.name / solution.name)
         shipped = [RunConfig(chapter, impl="student") for chapter in chapters]
         solutions = [RunConfig(c, impl="student") for c in load_chapters(solved, names)]
-        runs = run_many(shipped + solutions)
+        runs = run_many(shipped + solutions, warm=True)
     problems += scored(runs[:len(shipped)], "as shipped", full=False)
     problems += scored(runs[len(shipped):], "with the solutions put back", full=True)
     return problems

@@ -3,18 +3,22 @@
 Each run is `pytest exercises/chNN` in its own process (a crash or a hang costs that run
 only), with a per-test timeout from pytest-timeout, a JUnit XML file and the plugin's
 JSON-lines log. The process is a new interpreter, or (`warm`) a fork of this one after
-it has imported the package once, which saves the torch import in every run. The log
-says which tests were collected with which points before any ran, and how each one
+it has imported the package once, which saves the torch import in every run (and other
+imports each run would repeat: pytest's plugins, what a first `torch.compile` loads).
+The log says which tests were collected with which points before any ran, and how each one
 ended, so a run that dies half-way still accounts for every test. The JUnit XML gives
 each test's outcome and its failure text.
 """
 
 from __future__ import annotations
 
+import contextlib
 import faulthandler
+import functools
 import importlib
 import json
 import os
+import pickle
 import re
 import shutil
 import signal
@@ -24,14 +28,20 @@ import tempfile
 import time
 import traceback
 import xml.etree.ElementTree as ElementTree
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from importlib import metadata
 from importlib.util import find_spec
 from pathlib import Path
 
 from course.manifest import Chapter
 
 OUTPUT_LIMIT = 4000   # characters of failure text kept per test
+# Imported before forking when the package has imported the key: what every graded run
+# would import otherwise on its first torch.compile (TorchDynamo, AOTAutograd's
+# partitioner and, through it, networkx), a second or so of each run.
+WARM_MODULES = {"torch": ("torch._dynamo", "functorch.compile")}
 UNFINISHED = "did not run to the end (the run stopped)"
 
 
@@ -121,9 +131,13 @@ def run_many(configs: list[RunConfig], jobs: int | None = None, *,
 
     `warm`: import the package once here and fork each run from this process, instead
     of starting a new interpreter that imports it (torch) again; each run is still a
-    process of its own. Used when every configuration has the same root.
+    process of its own. Configurations of several roots (a release and its copy with
+    the solutions put back) are run root by root, each from a forked process that
+    imports that root's package.
     """
     jobs = max(1, jobs or os.cpu_count() or 1)
+    if warm and len({config.chapter.root for config in configs}) > 1 and hasattr(os, "fork"):
+        return _run_root_by_root(configs, jobs)
     if warm and len(configs) > 1 and _preload(configs):
         return _run_forked(configs, jobs)
     if jobs == 1 or len(configs) <= 1:
@@ -174,12 +188,79 @@ def _preload(configs: list[RunConfig]) -> bool:
     root = roots.pop()
     sys.path.insert(0, str(root))
     try:
-        import pytest  # noqa: F401  (imported once, here, for every run)
         modules = [importlib.import_module(task.module)
                    for config in configs for task in config.chapter.tasks]
     except Exception:   # a broken package: let each run report it in its own process
         return False
+    _warm_up()
     return all(Path(m.__file__).resolve().is_relative_to(root) for m in modules)
+
+
+@functools.cache
+def _warm_up() -> None:
+    """Import once, here, what each run would import again: pytest's plugins and the
+    `WARM_MODULES` of the libraries the package uses. Only time depends on it."""
+    try:
+        _load_pytest_plugins()
+        for key, names in WARM_MODULES.items():
+            if key in sys.modules:
+                for name in names:
+                    importlib.import_module(name)
+    except Exception:   # noqa: BLE001 - each run imports what it needs itself anyway
+        pass
+
+
+def _run_root_by_root(configs: list[RunConfig], jobs: int) -> list[ChapterRun]:
+    """Each root's runs forked from a child that imports that root's package (cold runs
+    if that child fails), one root after the other; results in the given order."""
+    results: list[ChapterRun | None] = [None] * len(configs)
+    for root in dict.fromkeys(config.chapter.root for config in configs):
+        indexes = [i for i, config in enumerate(configs) if config.chapter.root == root]
+        group = [configs[i] for i in indexes]
+        runs = _in_child(lambda: run_many(group, jobs, warm=True)) or run_many(group, jobs)
+        for index, run in zip(indexes, runs):
+            results[index] = run
+    return results
+
+
+def _in_child(function: Callable[[], object]) -> object | None:
+    """`function()` computed in a forked child and pickled back; None if the child failed
+    (then nothing it did is kept: the caller does it again here)."""
+    with tempfile.TemporaryDirectory(prefix="course-fork-") as scratch:
+        answer = Path(scratch) / "answer.pickle"
+        sys.stdout.flush()
+        sys.stderr.flush()
+        pid = os.fork()
+        if pid == 0:
+            code = 1
+            try:
+                answer.write_bytes(pickle.dumps(function()))
+                code = 0
+            except BaseException:   # the child must never return into the parent's code
+                traceback.print_exc()
+            finally:
+                sys.stdout.flush()
+                sys.stderr.flush()
+                os._exit(code)
+        _, status = os.waitpid(pid, 0)
+        if os.waitstatus_to_exitcode(status) != 0 or not answer.is_file():
+            return None
+        return pickle.loads(answer.read_bytes())
+
+
+def _load_pytest_plugins() -> None:
+    """Run pytest once on an empty directory, quietly: its plugins (hypothesis,
+    pytest-timeout, ...) are then imported, their asserts rewritten as pytest does it,
+    once for every run instead of in each; not again where they are (inside pytest)."""
+    import pytest
+    if {entry.module for entry in metadata.entry_points(group="pytest11")} <= set(sys.modules):
+        return
+    with tempfile.TemporaryDirectory(prefix="course-warm-") as empty:
+        (Path(empty) / "pytest.ini").write_text("[pytest]\n", encoding="utf-8")
+        with open(os.devnull, "w", encoding="utf-8") as sink, \
+                contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink):
+            pytest.main(["--collect-only", "-q", "-p", "no:cacheprovider", "--noconftest",
+                         "--rootdir", empty, "-c", str(Path(empty) / "pytest.ini"), empty])
 
 
 def _run_forked(configs: list[RunConfig], jobs: int) -> list[ChapterRun]:

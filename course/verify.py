@@ -5,8 +5,8 @@ For every chapter with a manifest:
 1. the generated files are fresh (`python -m course check`);
 2. every graded test passes on the solutions;
 3. every task has at least one graded test;
-4. with exactly one task stubbed and the rest the solutions, every test marked with that
-   task fails ("a stub passes test X" otherwise);
+4. with a task stubbed, every test marked with that task fails ("a stub passes test X"
+   otherwise);
 5. each known-bad submission under `tests/course/bad/<name>/` loses the tasks its
    `expect.toml` lists (and, unless `exact = false`, no others);
 6. the chapter's mutation record (`exercises/chNN/mutants.toml`) is fresh and complete:
@@ -14,7 +14,12 @@ For every chapter with a manifest:
    explained (`course/mutant_records.py`; `python -m course mutants` runs them).
 
 Graded runs plug one task at a time (`course/plugin.py`), so steps 4 and 5 see each
-task alone: the other tasks are the package's own code while its tests run.
+task alone: the other tasks are the package's own code while its tests run. That is why
+step 4 needs one run per chapter, not one per task: with every stub loaded
+(`--impl=stub`), each test still runs with only its own task's stub plugged in. Two cases
+get a run per task instead (`--stub-task`, the other tasks from the solutions): a test
+marked with several tasks (that one run stubbed them all at once), and a stub run that
+did not finish normally (a crash is charged to the task whose stub caused it).
 
 With `--coupling`, each stubbed run runs every test of the chapter and reports the tests
 of *other* tasks that fail too: points a student who skips that task also loses. With
@@ -22,7 +27,8 @@ one task plugged at a time there should be none; one that shows up means a test 
 task depends on what another task's test left behind (a cache, a module-level value, a
 fixture shared between tests), and grading is not fair until it is fixed.
 
-Each configuration is one pytest process; they run in parallel. A known-bad submission
+Each configuration is one pytest process; they run in parallel (the runs per task, if
+any, after the others). A known-bad submission
 is a directory of exercise files for one chapter (files it lacks come from the
 solutions) and an `expect.toml`:
 
@@ -40,7 +46,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from course.generate import check
-from course.manifest import Chapter, ManifestError, load_chapters, normalise_chapter
+from course.manifest import Chapter, ManifestError, Task, load_chapters, normalise_chapter
 from course.mutant_records import record_problems
 from course.runner import ChapterRun, RunConfig, run_many
 
@@ -108,12 +114,18 @@ def verify(root: Path, names: list[str] | None = None, *, jobs: int | None = Non
     configs = []
     for chapter in chapters:
         configs.append(RunConfig(chapter, impl="solution", timeout=timeout, label="solution"))
-        configs += [RunConfig(chapter, stub_task=task.id, all_tests=coupling, timeout=timeout,
-                              label=task.id) for task in chapter.tasks]
+        if coupling:
+            configs += _alone(chapter, chapter.tasks, timeout, coupling=True)
+        else:
+            configs.append(RunConfig(chapter, impl="stub", timeout=timeout, label="stubs"))
     configs += [RunConfig(by_name[b.chapter], impl="student", impl_dir=b.path, timeout=timeout,
                           label=f"bad:{b.name}") for b in bad]
-    runs = {(run.config.chapter.name, run.config.label): run
-            for run in run_many(configs, jobs, warm=warm)}
+    runs = _by_label(run_many(configs, jobs, warm=warm))
+    if not coupling:
+        again = [config for chapter in chapters for config in _alone(
+            chapter, _needing_own_run(chapter, runs[chapter.name, "stubs"]), timeout)]
+        runs.update(_by_label(run_many(again, jobs, warm=warm)))
+        configs += again
     findings = Findings()
     for chapter in chapters:
         print(f"{chapter.name}  {chapter.title}")
@@ -122,7 +134,8 @@ def verify(root: Path, names: list[str] | None = None, *, jobs: int | None = Non
         solution = runs[chapter.name, "solution"]
         _check_solution(chapter, solution, findings)
         for task in chapter.tasks:
-            _check_stub(task.id, solution, runs[chapter.name, task.id], findings)
+            stubbed = runs.get((chapter.name, task.id)) or runs[chapter.name, "stubs"]
+            _check_stub(task.id, solution, stubbed, findings)
         for submission in (b for b in bad if b.chapter == chapter.name):
             _check_bad(submission, runs[chapter.name, f"bad:{submission.name}"], findings)
     seconds = time.perf_counter() - started
@@ -130,6 +143,26 @@ def verify(root: Path, names: list[str] | None = None, *, jobs: int | None = Non
     print(f"verify: {verdict} ({len(chapters)} chapter(s), {len(configs)} pytest runs, "
           f"{seconds:.1f} s)")
     return 1 if findings.problems else 0
+
+
+def _by_label(runs: list[ChapterRun]) -> dict[tuple[str, str], ChapterRun]:
+    return {(run.config.chapter.name, run.config.label): run for run in runs}
+
+
+def _alone(chapter: Chapter, tasks: list[Task], timeout: float, *,
+           coupling: bool = False) -> list[RunConfig]:
+    """One run per task: that task stubbed, the others from the solutions."""
+    return [RunConfig(chapter, stub_task=task.id, all_tests=coupling, timeout=timeout,
+                      label=task.id) for task in tasks]
+
+
+def _needing_own_run(chapter: Chapter, stubs: ChapterRun) -> list[Task]:
+    """The tasks the run with every stub loaded cannot judge alone: all of them if it did
+    not finish normally, else those with a test also marked with another task."""
+    if stubs.problem:
+        return list(chapter.tasks)
+    shared = {task for test in stubs.tests if len(test.tasks) > 1 for task in test.tasks}
+    return [task for task in chapter.tasks if task.id in shared]
 
 
 def _check_fresh(chapter: Chapter, findings: Findings) -> None:

@@ -18,6 +18,7 @@ inlined one went astray. Both logs are captured in-process through their
 from __future__ import annotations
 
 import difflib
+import functools
 
 import pytest
 from corpus import tensor_programs
@@ -43,6 +44,13 @@ TRACED = [
 pytestmark = pytest.mark.timeout(60)
 
 
+@functools.cache
+def torch_log(case_id: str) -> tuple[str, ...]:
+    """TorchDynamo's trace log of a program, traced once for both tests."""
+    case = tensor_programs.CASES[case_id]
+    return tuple(torch_trace_log(case.fn, *case.args, **case.kwargs))
+
+
 def opcode_diff(expected: list[str], actual: list[str]) -> str:
     lines = difflib.unified_diff(expected, actual, "torch.compile", "minidynamo", lineterm="", n=2)
     return "\n".join(lines)
@@ -50,9 +58,7 @@ def opcode_diff(expected: list[str], actual: list[str]) -> str:
 
 @pytest.mark.parametrize("case_id", TRACED)
 def test_torch_trace_log_is_captured(case_id):
-    case = tensor_programs.CASES[case_id]
-    lines = torch_trace_log(case.fn, *case.args, **case.kwargs)
-    names = trace_opnames(lines, root_only=True)
+    names = trace_opnames(list(torch_log(case_id)), root_only=True)
     assert "RESUME" in names
     assert names[-1] == "RETURN_VALUE"
 
@@ -60,7 +66,7 @@ def test_torch_trace_log_is_captured(case_id):
 @pytest.mark.parametrize("case_id", TRACED)
 def test_same_opcodes_as_torch(case_id):
     case = tensor_programs.CASES[case_id]
-    expected = torch_trace_log(case.fn, *case.args, **case.kwargs)
+    expected = list(torch_log(case_id))
     actual = minidynamo_trace_log(case.fn, *case.args, **case.kwargs)
 
     expected_root = trace_opnames(expected, root_only=True)

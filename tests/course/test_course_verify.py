@@ -1,5 +1,8 @@
 """verify: it passes on a sound chapter and names each kind of unsound one."""
 
+from course.manifest import load_chapters
+from course.runner import ChapterRun, RunConfig, TestResult
+from course.verify import _needing_own_run
 from course_helpers import course
 
 
@@ -9,7 +12,7 @@ def test_verify_passes_on_the_fixture(repo):
     for line in ["ok    generated files are fresh", "ok    the solutions pass all 7 graded tests",
                  "ok    every task has graded tests", "ok    ch01.3 stubbed: its 1 test(s) fail",
                  "ok    bad submission wrong_add loses exactly ch01.1",
-                 "verify: all checks hold (2 chapter(s), 9 pytest runs"]:
+                 "verify: all checks hold (2 chapter(s), 5 pytest runs"]:
         assert line in run.stdout
 
 
@@ -52,7 +55,37 @@ title = "Untested"
 def test_verify_one_chapter_without_forking(repo):
     run = course(repo, "verify", "ch02", "--jobs", "1", "--no-fork")
     assert run.returncode == 0
-    assert "ch01" not in run.stdout and "3 pytest runs" in run.stdout
+    assert "ch01" not in run.stdout and "2 pytest runs" in run.stdout
+
+
+def test_a_test_of_two_tasks_must_fail_with_each_stubbed_alone(repo):
+    tests = repo / "exercises/ch01/test_ops.py"
+    tests.write_text(tests.read_text() + '''
+
+@pytest.mark.task("ch01.1", "ch01.4")
+def test_zero_whatever_add_does():
+    assert ops.Counter.zero() == 0
+''')
+    run = course(repo, "verify", "ch01")
+    assert run.returncode == 1
+    # one run with every stub loaded stubs both tasks of that test, so each of them gets a
+    # run of its own: ch01.1's stub alone passes the test
+    assert ("FAIL  ch01.1 stubbed: a stub passes test "
+            "exercises/ch01/test_ops.py::test_zero_whatever_add_does") in run.stdout
+    assert "ok    ch01.4 stubbed: its 2 test(s) fail" in run.stdout
+    assert "ok    ch01.3 stubbed: its 1 test(s) fail" in run.stdout
+    assert "(1 chapter(s), 5 pytest runs" in run.stdout
+
+
+def test_a_stub_run_that_did_not_finish_is_run_again_task_by_task(shared_repo):
+    chapter, = load_chapters(shared_repo, ["ch01"])
+    tests = [TestResult("t.py::one", ["ch01.1"], {"ch01.1": 3.0}),
+             TestResult("t.py::two", ["ch01.2"], {"ch01.2": 2.0})]
+    finished = ChapterRun(RunConfig(chapter, impl="stub"), tests=tests)
+    assert _needing_own_run(chapter, finished) == []
+    crashed = ChapterRun(RunConfig(chapter, impl="stub"), tests=tests,
+                         problem="the test process died (SIGSEGV)")
+    assert _needing_own_run(chapter, crashed) == list(chapter.tasks)
 
 
 def test_coupling_reports_tests_of_other_tasks_that_a_stub_breaks(repo):
