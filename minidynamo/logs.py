@@ -24,7 +24,8 @@ import logging
 import os
 import sys
 
-LOG_NAMES = ("trace_bytecode", "graph_code", "graph_breaks")
+LOG_NAMES = ("trace_bytecode", "graph_code", "graph_breaks", "guards", "recompiles",
+             "recompiles_verbose")
 ENV_VAR = "MINIDYNAMO_LOGS"
 
 # The package's own logger: warnings about eager fallbacks go here.
@@ -32,6 +33,9 @@ log = logging.getLogger("minidynamo")
 trace_bytecode_log = logging.getLogger("minidynamo.trace_bytecode")
 graph_code_log = logging.getLogger("minidynamo.graph_code")
 graph_breaks_log = logging.getLogger("minidynamo.graph_breaks")
+guards_log = logging.getLogger("minidynamo.guards")  # chapter 9: each new entry's guards
+recompiles_log = logging.getLogger("minidynamo.recompiles")  # why a frame was traced again
+recompiles_verbose_log = logging.getLogger("minidynamo.recompiles_verbose")
 
 class _StderrHandler(logging.StreamHandler):
     """Writes to whatever `sys.stderr` is when a record is emitted (pytest swaps it)."""

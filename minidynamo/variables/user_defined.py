@@ -91,6 +91,8 @@ def object_attribute(
     instance_dict = getattr(value, "__dict__", {}) if value is not None else {}
     if name in instance_dict:
         return build_lazily(tx.output, instance_dict[name], source)
+    if obj.source is not None and isinstance(instance_dict, dict):  # not shadowed, next time too
+        tx.output.guards.not_in_dict(AttrSource(obj.source, "__dict__"), name)
     if attribute is not _MISSING:
         return class_attribute(tx, obj, cls, name, attribute, source)
     custom_getattr = _lookup_static(cls, "__getattr__")
