@@ -43,7 +43,8 @@ def compile(  # noqa: A001 (mirrors torch.compile)
     `backend` is a registered name ("eager", "aot_eager", "inductor") or any
     `(gm, example_inputs) -> callable`. With `fullgraph=True` a graph break
     raises `Unsupported` instead of running the frame eagerly. `dynamic` is
-    accepted for compatibility; shapes are static until chapter 9.
+    accepted for compatibility; shapes are static (automatic dynamic shapes are not
+    built yet), so each new size compiles a new cache entry.
     """
     backend_fn = lookup_backend(backend)
     if isinstance(fn_or_module, torch.nn.Module):

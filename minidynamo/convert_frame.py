@@ -1,8 +1,9 @@
 """Frame conversion: trace a call, build the transformed code, run it (chapters 0, 5, 7, 9).
 
 `call_compiled(fn, args, kwargs, ...)` is what a compiled function does on every
-call (there is no cache yet: chapter 9 adds guards, so for now every call
-traces again):
+call. It first looks in the code object's cache (chapter 9, `cache.py`): the first
+entry whose check function holds for the call's locals runs its transformed code.
+On a miss (a first call, or a *recompile*):
 
 1. bind the actual arguments to the function's parameters (`frame_locals`: the
    frame's locals);
@@ -10,7 +11,8 @@ traces again):
    the backend when the trace reaches RETURN_VALUE);
 3. assemble the transformed code object: the original prologue (MAKE_CELL,
    COPY_FREE_VARS, RESUME) followed by the output instructions;
-4. run it as a function with the original globals, defaults and closure
+4. add a cache entry (the guards the trace collected become its check function)
+   and run the code as a function with the original globals, defaults and closure
    (`function_with_code`).
 
 On a graph break (chapters 6-7) the transformed code runs a partial graph,
@@ -18,8 +20,10 @@ the breaking instruction natively, and a resume function, itself called
 through `compile_frame`'s wrapper so that it is compiled as a frame of its
 own. A break found inside a call makes the trace start again, knowing where
 to stop (`RestartAnalysis`). Where no partial graph is possible (a `try`
-block, a loop) the frame runs eagerly instead (with a warning), or, with
-`fullgraph=True`, the break is raised.
+block, a loop) the frame runs eagerly instead (with a warning), its calls still
+routed through the wrapper, or, with `fullgraph=True`, the break is raised. A
+frame that traced no tensor operation runs eagerly from then on, as TorchDynamo
+skips it.
 
 TorchDynamo enters frames through PEP 523 (`set_eval_frame`); we enter them
 through the wrapper `compile()` returns, and otherwise do the same.

@@ -237,9 +237,12 @@ class GuardSet:
         cls = type(value)
         cls_name = "Tensor" if cls is torch.Tensor else _ref_name(refs, "type", cls)
         keys = _ref_name(refs, "keys", facts.dispatch_keys)
-        device = _ref_name(refs, "device", facts.device)
+        dtype = _ref_name(refs, "dtype", facts.dtype)
+        # The dispatch keys name the device type (CPU, CUDA ...); only the index is left.
+        device = "" if facts.device.index is None else \
+            f"and {name}.get_device() == {facts.device.index} "
         code = (f"type({name}) is {cls_name} and ___dispatch_keys({name}) == {keys} "
-                f"and {name}.dtype is {facts.dtype} and {name}.device == {device} "
+                f"and {name}.dtype is {dtype} {device}"
                 f"and {name}.requires_grad is {facts.requires_grad} "
                 f"and {name}.size() == {facts.size} and {name}.stride() == {facts.stride}")
         shown = display_name(name)

@@ -71,6 +71,9 @@ def class_attribute(
             graph_break("unsupported attribute", f"property {name!r} has no Python getter")
         return UserFunctionVariable(attribute.fget).call_function(tx, [obj], {})
     if isinstance(attribute, types.FunctionType):
+        if obj.source is not None:  # the class's function, next time too (`Cls.f = g`)
+            on_class = AttrSource(AttrSource(obj.source, "__class__"), name)
+            tx.output.guards.add("ID_MATCH", on_class, attribute)
         return UserMethodVariable(attribute, obj, source=source)
     if hasattr(type(attribute), "__get__") and not isinstance(attribute, type):
         what = f"{cls.__name__}.{name} is a {type(attribute).__name__} descriptor"

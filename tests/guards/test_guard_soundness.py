@@ -331,7 +331,29 @@ def shadow_builtin(name, value):
         del globals()[name]
 
 
+class Replaced:
+    def apply(self, x):
+        return x * 3
+
+
+REPLACED = Replaced()
+
+
+@contextlib.contextmanager
+def replace_method(cls):
+    old = cls.apply
+    cls.apply = lambda self, x: x * 10
+    try:
+        yield
+    finally:
+        cls.apply = old
+
+
 CASES = [
+    Case("method_replaced_on_class", call_method,
+         [Call(lambda: (t(3), REPLACED)), Call(lambda: (t(3), REPLACED)),
+          Call(lambda: (t(3), REPLACED), lambda: replace_method(Replaced)),
+          Call(lambda: (t(3), REPLACED))], torch_wrong=[1, 0, 1, 0]),
     Case("aliased_list_item", item_aliases,
          [Call(distinct_items), Call(distinct_items), Call(aliased_items), Call(aliased_items),
           Call(distinct_items)]),
