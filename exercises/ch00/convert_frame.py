@@ -70,7 +70,6 @@ def compile_frame(function: Any, *, backend: Backend, fullgraph: bool) -> Any:
     The wrapper calls `call_compiled` with `backend` and `fullgraph` and keeps the
     function's name and docstring (`functools.wraps`). A bound method becomes the same
     method of the wrapped function. Anything else that is not a Python function, and a
-    function from a skipped module (`is_skipped_frame`), is returned as it is. The
-    wrapper itself is cheap: the cache it consults belongs to the function's code.
+    function from a skipped module (`is_skipped_frame`), is returned as it is.
     """
     raise NotImplementedError("ch00.3: The frame wrapper: compile a function called natively, methods included")
