@@ -63,7 +63,7 @@ def compile(  # noqa: A001 (mirrors torch.compile)
     def compiled_function(*args: Any, **kwargs: Any) -> Any:
         return convert_frame.call_compiled(fn, args, kwargs, backend_fn, fullgraph, owner)
 
-    owner = weakref.ref(compiled_function)  # its cache entries go when the wrapper goes
+    owner = weakref.ref(fn)  # its cache entries go when the function goes
     compiled_function._minidynamo_original = fn  # type: ignore[attr-defined]
     return compiled_function
 
@@ -76,7 +76,7 @@ class OptimizedModule(torch.nn.Module):
         self._orig_mod = module
         self._backend = backend
         self._fullgraph = fullgraph
-        self._owner = weakref.ref(self)  # its cache entries go when this module goes
+        self._owner = weakref.ref(module)  # its cache entries go when the module goes
 
     def forward(self, *args: Any, **kwargs: Any) -> Any:
         module = self._orig_mod

@@ -17,9 +17,10 @@ list of `CacheEntry`s, newest first. A call
 A frame that could not be compiled at all is marked `skip`: it runs eagerly on
 every later call without being traced again, as TorchDynamo skips its code.
 
-Entries are released when what they were compiled for dies: the compiled
-function or module (`owner`, held weakly), or the code object itself (the
-caches are a `WeakKeyDictionary`). Releasing an entry removes the globals its
+Entries are released when what they were compiled for dies: the function or
+module given to `minidynamo.compile` (`owner`, held weakly), the backend, or the
+code object itself (the caches are keyed by `id(code)`, forgotten by a
+`weakref.finalize` on the code). Releasing an entry removes the globals its
 code installed (`__compiled_fn_3`, `__resume_at_30_4`).
 
 Compare with TorchDynamo: `torch/_dynamo/eval_frame.py` and the C++ cache in

@@ -191,9 +191,9 @@ def recompile(cache: FrameCache, fn: types.FunctionType, args: tuple, kwargs: di
     entries = cache.entries_for(backend, fullgraph, fn.__globals__)
     if entries:
         reasons = [(e.compile_id, e.check.failure_reason(f_locals, fn.__globals__)) for e in entries]
-        if len(entries) >= config.recompile_limit:
-            return recompile_limit_hit(cache, fn, reasons[0])
         log_recompile(cache, reasons)
+        if len(entries) >= config.recompile_limit:
+            return recompile_limit_hit(cache, fn, reasons[0], fullgraph)
     try:
         new_code, output = transform_code(fn, frame_locals(fn, args, kwargs), backend, fullgraph)
     except Unsupported as error:  # no partial graph possible (or fullgraph=True)
@@ -259,13 +259,15 @@ def natively_with_callees_compiled(fn: types.FunctionType, backend: Backend,
 
 
 def recompile_limit_hit(cache: FrameCache, fn: types.FunctionType,
-                        last: tuple[str, str | None]) -> None:
-    """`config.recompile_limit` entries already: run eagerly (warned once), or raise."""
+                        last: tuple[str, str | None], fullgraph: bool) -> None:
+    """`config.recompile_limit` entries already: run eagerly (warned once), or raise
+    (`config.fail_on_recompile_limit_hit`, or `fullgraph=True`: running eagerly would
+    not be one graph)."""
     message = (f"minidynamo hit config.recompile_limit ({config.recompile_limit})\n"
                f"   function: {fn.__qualname__!r} ({cache.location})\n"
                f"   last reason: {last[0]}: {last[1]}\n"
                f'To log all recompilation reasons, use MINIDYNAMO_LOGS="recompiles".')
-    if config.fail_on_recompile_limit_hit:
+    if config.fail_on_recompile_limit_hit or fullgraph:
         raise FailOnRecompileLimitHit(message)
     if not cache.limit_warned:
         cache.limit_warned = True

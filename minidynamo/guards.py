@@ -287,7 +287,7 @@ class GuardSet:
                         reason=lambda L, G: changed_global_state(state), user_line=" "))
 
     def duplicate_input(self, source: Source, first: Source) -> None:
-        self._add(Guard("DUPLICATE_INPUT", source, f"{source.name()} is {first.name()}"))
+        self._add(Guard("DUPLICATE_INPUT", source, f"{first.name()} is {source.name()}"))
 
     def no_aliasing(self, sources: Iterable[Source]) -> None:
         names = [source.name() for source in sources]

@@ -107,6 +107,15 @@ def test_fail_on_recompile_limit_hit_raises():
             compiled(torch.ones(2), 2)
 
 
+def test_fullgraph_raises_at_the_limit():
+    minidynamo.reset()
+    compiled = minidynamo.compile(scaled, fullgraph=True)
+    with config.patch(recompile_limit=1):
+        compiled(torch.ones(2), 1)
+        with pytest.raises(minidynamo.FailOnRecompileLimitHit):
+            compiled(torch.ones(2), 2)
+
+
 def test_reset_forgets_every_entry():
     compiled = minidynamo.compile(scaled)
     compiled(torch.ones(2), 1)
@@ -125,10 +134,17 @@ def test_entries_and_their_globals_go_when_the_compiled_function_goes():
     installed = [name for name in namespace if name.startswith("__compiled_fn")]
     assert installed and cache.lookup(namespace["f"].__code__).entries
     code = namespace["f"].__code__
-    del compiled
+    again = minidynamo.compile(namespace["f"])  # a new wrapper of a live function: a hit
+    again(torch.ones(2))
+    assert convert_frame.counters["frames"] == 1
+    del compiled, again
+    gc.collect()
+    assert cache.lookup(code).entries  # the function lives: its entries stay
+    del namespace["f"]
     gc.collect()
     assert not [name for name in namespace if name.startswith("__compiled_fn")]
-    assert not cache.lookup(code).entries
+    frame_cache = cache.lookup(code)
+    assert frame_cache is None or not frame_cache.entries
 
 
 def test_entries_go_when_the_compiled_module_goes():
