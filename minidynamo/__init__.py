@@ -4,18 +4,26 @@ Import layering, lowest first; a module imports only from its layer or the ones 
 (ARCHITECTURE.md; `tests/test_package_style.py` checks it):
 
     config / logs / polyfills -> bytecode -> resume (needs only bytecode) -> exc
-    -> variables / sources -> codegen -> translator -> output_graph / side_effects
-    -> convert_frame -> backends -> api
+    -> variables / sources / guards -> codegen -> translator -> output_graph / side_effects
+    -> cache -> convert_frame -> backends -> api
 """
 
 from minidynamo import config
-from minidynamo.api import ExplainOutput, OptimizedModule, compile, explain, reset, show_code
+from minidynamo.api import (
+    ExplainOutput,
+    OptimizedModule,
+    compile,
+    explain,
+    reset,
+    show_code,
+    show_guards,
+)
 from minidynamo.backends import list_backends, lookup_backend, register_backend
-from minidynamo.exc import BackendCompilerFailed, InternalError, Unsupported
+from minidynamo.exc import BackendCompilerFailed, FailOnRecompileLimitHit, InternalError, Unsupported
 from minidynamo.logs import set_logs
 
 __all__ = [
-    "BackendCompilerFailed", "ExplainOutput", "InternalError", "OptimizedModule", "Unsupported", "compile", "config",
+    "BackendCompilerFailed", "ExplainOutput", "FailOnRecompileLimitHit", "InternalError", "OptimizedModule", "Unsupported", "compile", "config",
     "explain", "list_backends", "lookup_backend", "register_backend", "reset", "set_logs",
-    "show_code",
+    "show_code", "show_guards",
 ]

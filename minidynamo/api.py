@@ -16,14 +16,16 @@ from __future__ import annotations
 
 import functools
 import types
+import weakref
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
 import torch
 
-from minidynamo import convert_frame
+from minidynamo import cache, convert_frame
 from minidynamo.backends import Backend, lookup_backend
 from minidynamo.exc import Unsupported
+from minidynamo.guards import Guard
 from minidynamo.logs import log
 from minidynamo.resume import resume_cache
 from minidynamo.variables.nn_module import has_hooks
@@ -41,7 +43,8 @@ def compile(  # noqa: A001 (mirrors torch.compile)
     `backend` is a registered name ("eager", "aot_eager", "inductor") or any
     `(gm, example_inputs) -> callable`. With `fullgraph=True` a graph break
     raises `Unsupported` instead of running the frame eagerly. `dynamic` is
-    accepted for compatibility; shapes are static until chapter 9.
+    accepted for compatibility; shapes are static (automatic dynamic shapes are not
+    built yet), so each new size compiles a new cache entry.
     """
     backend_fn = lookup_backend(backend)
     if isinstance(fn_or_module, torch.nn.Module):
@@ -58,8 +61,9 @@ def compile(  # noqa: A001 (mirrors torch.compile)
 
     @functools.wraps(fn)
     def compiled_function(*args: Any, **kwargs: Any) -> Any:
-        return convert_frame.call_compiled(fn, args, kwargs, backend_fn, fullgraph)
+        return convert_frame.call_compiled(fn, args, kwargs, backend_fn, fullgraph, owner)
 
+    owner = weakref.ref(fn)  # its cache entries go when the function goes
     compiled_function._minidynamo_original = fn  # type: ignore[attr-defined]
     return compiled_function
 
@@ -72,6 +76,7 @@ class OptimizedModule(torch.nn.Module):
         self._orig_mod = module
         self._backend = backend
         self._fullgraph = fullgraph
+        self._owner = weakref.ref(module)  # its cache entries go when the module goes
 
     def forward(self, *args: Any, **kwargs: Any) -> Any:
         module = self._orig_mod
@@ -84,7 +89,8 @@ class OptimizedModule(torch.nn.Module):
             frame, args = wrap_inline(module), args
         else:  # a user module: compile its forward, with `self` as a frame argument
             frame, args = type(module).forward, (module, *args)
-        return convert_frame.call_compiled(frame, args, kwargs, self._backend, self._fullgraph)
+        return convert_frame.call_compiled(frame, args, kwargs, self._backend, self._fullgraph,
+                                           self._owner)
 
     def __getattr__(self, name: str) -> Any:
         try:
@@ -103,9 +109,11 @@ def wrap_inline(fn: Callable[..., Any]) -> types.FunctionType:
 
 
 def reset() -> None:
-    """Forget everything minidynamo remembers between calls: counters, resume functions."""
+    """Forget everything minidynamo remembers between calls: counters, resume functions,
+    every cache entry (torch._dynamo.reset)."""
     convert_frame.counters.clear()
     resume_cache.clear()
+    cache.clear()
 
 
 @dataclass
@@ -123,6 +131,7 @@ class ExplainOutput:
     graphs: list[torch.fx.GraphModule] = field(default_factory=list)
     break_reasons: list[Unsupported] = field(default_factory=list)
     code_objects: list[types.CodeType] = field(default_factory=list)
+    out_guards: list[Guard] = field(default_factory=list)  # every new entry's guards (ch 9)
 
     @property
     def graph_count(self) -> int:
@@ -155,9 +164,12 @@ class ExplainOutput:
 
 
 def explain(fn: Callable[..., Any]) -> Callable[..., ExplainOutput]:
-    """`explain(fn)(*args)`: compile and run fn once, report graphs and graph breaks."""
+    """`explain(fn)(*args)`: compile and run fn once, report graphs and graph breaks.
+
+    As `torch._dynamo.explain`, it starts from `reset()`: every frame is traced afresh."""
 
     def run(*args: Any, **kwargs: Any) -> ExplainOutput:
+        reset()
         result = ExplainOutput()
 
         def record_graph(gm: torch.fx.GraphModule, example_inputs: list[torch.Tensor]) -> Any:
@@ -167,6 +179,7 @@ def explain(fn: Callable[..., Any]) -> Callable[..., ExplainOutput]:
             (convert_frame.graph_listeners, result.graphs.append),
             (convert_frame.break_listeners, result.break_reasons.append),
             (convert_frame.code_listeners, result.code_objects.append),
+            (convert_frame.guard_listeners, lambda entry: result.out_guards.extend(entry.check.guards)),
         )
         for registry, listener in listeners:
             registry.append(listener)
@@ -178,6 +191,24 @@ def explain(fn: Callable[..., Any]) -> Callable[..., ExplainOutput]:
         return result
 
     return run
+
+
+def show_guards(fn_or_module: Callable[..., Any] | torch.nn.Module) -> str:
+    """The check functions of a compiled function's cache entries, newest first, as the
+    Python source minidynamo generated (chapter 9). Empty before the first call."""
+    frame = getattr(fn_or_module, "_minidynamo_original", fn_or_module)
+    if isinstance(frame, OptimizedModule):
+        module = frame._orig_mod
+        frame = wrap_inline(module) if type(module).__module__.startswith("torch.nn.") else \
+            type(module).forward
+    code = getattr(frame, "__code__", frame)
+    if not isinstance(code, types.CodeType):
+        raise TypeError(f"show_guards expects a compiled function or module, got {fn_or_module!r}")
+    frame_cache = cache.lookup(code)
+    if frame_cache is None or not frame_cache.entries:
+        return ""
+    return "\n".join(f"# cache entry {entry.compile_id}\n{entry.check.source}"
+                     for entry in frame_cache.entries)
 
 
 def show_code(fn_or_code: Callable[..., Any] | types.CodeType) -> str:

@@ -33,9 +33,12 @@ inline_depth_limit: int = 24
 # graph break (an unbounded `while True` would otherwise unroll forever).
 max_instructions_per_frame: int = 100_000
 
-# Placeholders for chapter 9 (guards and the per-code cache).
-cache_size_limit: int = 8
+# How many cache entries one code object may have per backend (chapter 9); one more
+# miss runs the frame eagerly, with a warning naming the last failing guard.
 recompile_limit: int = 8
+
+# Raise FailOnRecompileLimitHit instead of running eagerly when the limit is hit.
+fail_on_recompile_limit_hit: bool = False
 
 
 @contextlib.contextmanager

@@ -1,8 +1,9 @@
 """Frame conversion: trace a call, build the transformed code, run it (chapters 0, 5, 7, 9).
 
 `call_compiled(fn, args, kwargs, ...)` is what a compiled function does on every
-call (there is no cache yet: chapter 9 adds guards, so for now every call
-traces again):
+call. It first looks in the code object's cache (chapter 9, `cache.py`): the first
+entry whose check function holds for the call's locals runs its transformed code.
+On a miss (a first call, or a *recompile*):
 
 1. bind the actual arguments to the function's parameters (`frame_locals`: the
    frame's locals);
@@ -10,7 +11,8 @@ traces again):
    the backend when the trace reaches RETURN_VALUE);
 3. assemble the transformed code object: the original prologue (MAKE_CELL,
    COPY_FREE_VARS, RESUME) followed by the output instructions;
-4. run it as a function with the original globals, defaults and closure
+4. add a cache entry (the guards the trace collected become its check function)
+   and run the code as a function with the original globals, defaults and closure
    (`function_with_code`).
 
 On a graph break (chapters 6-7) the transformed code runs a partial graph,
@@ -18,8 +20,10 @@ the breaking instruction natively, and a resume function, itself called
 through `compile_frame`'s wrapper so that it is compiled as a frame of its
 own. A break found inside a call makes the trace start again, knowing where
 to stop (`RestartAnalysis`). Where no partial graph is possible (a `try`
-block, a loop) the frame runs eagerly instead (with a warning), or, with
-`fullgraph=True`, the break is raised.
+block, a loop) the frame runs eagerly instead (with a warning), its calls still
+routed through the wrapper, or, with `fullgraph=True`, the break is raised. A
+frame that traced no tensor operation runs eagerly from then on, as TorchDynamo
+skips it.
 
 TorchDynamo enters frames through PEP 523 (`set_eval_frame`); we enter them
 through the wrapper `compile()` returns, and otherwise do the same.
@@ -36,16 +40,25 @@ import inspect
 import logging
 import sys
 import types
+import weakref
 from typing import Any, Callable
 
 from minidynamo import config
 from minidynamo.bytecode import Instruction, assemble, scan
-from minidynamo.exc import BackendCompilerFailed, InternalError, Unsupported, graph_break
-from minidynamo.logs import graph_breaks_log, log
+from minidynamo.cache import CacheEntry, FrameCache, cache_of
+from minidynamo.exc import (
+    BackendCompilerFailed,
+    FailOnRecompileLimitHit,
+    InternalError,
+    Unsupported,
+    graph_break,
+)
+from minidynamo.guards import CheckFunction
+from minidynamo.logs import graph_breaks_log, guards_log, log, recompiles_log
 from minidynamo.output_graph import Backend, OutputGraph
 from minidynamo.translator import InstructionTranslator
 from minidynamo.variables.ctx_manager import restoring_grad_mode
-from minidynamo.translator.breaks import STATEMENT_BOUNDARY, RestartAnalysis
+from minidynamo.translator.breaks import STATEMENT_BOUNDARY, RestartAnalysis, route_calls
 
 # Statistics, like torch._dynamo.utils.counters; `minidynamo.reset()` clears them.
 counters: collections.Counter[str] = collections.Counter()
@@ -54,6 +67,7 @@ counters: collections.Counter[str] = collections.Counter()
 graph_listeners: list[Callable[[Any], None]] = []
 break_listeners: list[Callable[[Unsupported], None]] = []
 code_listeners: list[Callable[[types.CodeType], None]] = []  # transformed codes, resume codes
+guard_listeners: list[Callable[[CacheEntry], None]] = []  # every new cache entry (chapter 9)
 
 
 def frame_locals(fn: types.FunctionType, args: tuple, kwargs: dict[str, Any]) -> dict[str, Any]:
@@ -139,22 +153,58 @@ def is_skipped_frame(function: types.FunctionType) -> bool:
 
 
 def call_compiled(
-    fn: types.FunctionType, args: tuple, kwargs: dict[str, Any], backend: Backend, fullgraph: bool
+    fn: types.FunctionType, args: tuple, kwargs: dict[str, Any], backend: Backend,
+    fullgraph: bool, owner: weakref.ref | None = None,
 ) -> Any:
-    """One call of a compiled function: trace, transform, run (or fall back to eager)."""
-    try:
-        f_locals = frame_locals(fn, args, kwargs)
-    except TypeError:  # wrong arguments: let Python raise its own error
+    """One call of a compiled function: the first cache entry whose guards hold runs;
+    on a miss, trace and transform (a recompile), or fall back to eager.
+
+    `owner` (held weakly) is what the new entry is compiled for: the function or
+    module `minidynamo.compile` was given; the entry is released when it dies."""
+    cache = cache_of(fn.__code__)
+    if cache.skip:
+        if cache.native_code is not None:
+            return run_transformed(fn, cache.native_code, args, kwargs)
         return fn(*args, **kwargs)
     try:
-        new_code, output = transform_code(fn, f_locals, backend, fullgraph)
+        f_locals = cache.bind(fn, args, kwargs)
+    except TypeError:  # wrong arguments: let Python raise its own error
+        return fn(*args, **kwargs)
+    f_globals, backend_id = fn.__globals__, id(backend)
+    for entry in cache.entries:
+        if entry.backend_id == backend_id and entry.fullgraph is fullgraph and (
+                entry.f_globals is f_globals) and entry.check.check(f_locals, f_globals):
+            counters["cache_hits"] += 1
+            return run_transformed(fn, entry.code, args, kwargs)
+    entry = recompile(cache, fn, args, kwargs, f_locals, backend, fullgraph, owner)
+    if entry is not None:
+        return run_transformed(fn, entry.code, args, kwargs)
+    if cache.native_code is not None:  # the frame runs eagerly, its callees compiled
+        return run_transformed(fn, cache.native_code, args, kwargs)
+    return fn(*args, **kwargs)
+
+
+def recompile(cache: FrameCache, fn: types.FunctionType, args: tuple, kwargs: dict[str, Any],
+              f_locals: dict[str, Any], backend: Backend, fullgraph: bool,
+              owner: weakref.ref | None) -> CacheEntry | None:
+    """A cache miss: trace the frame again and add the entry (None: run it eagerly)."""
+    entries = cache.entries_for(backend, fullgraph, fn.__globals__)
+    if entries:
+        reasons = [(e.compile_id, e.check.failure_reason(f_locals, fn.__globals__)) for e in entries]
+        log_recompile(cache, reasons)
+        if len(entries) >= config.recompile_limit:
+            return recompile_limit_hit(cache, fn, reasons[0], fullgraph)
+    try:
+        new_code, output = transform_code(fn, frame_locals(fn, args, kwargs), backend, fullgraph)
     except Unsupported as error:  # no partial graph possible (or fullgraph=True)
         if fullgraph:
             report_graph_break(fn, error, "raising it (fullgraph=True)")
             raise
         report_graph_break(fn, error, "running it eagerly", level=logging.WARNING)
         counters["frames_run_eagerly"] += 1
-        return fn(*args, **kwargs)
+        cache.skip = True  # as TorchDynamo skips a frame it could not convert, but
+        cache.native_code = natively_with_callees_compiled(fn, backend, fullgraph)
+        return None
     except BackendCompilerFailed as error:  # the graph was fine, its compiler was not
         if not config.suppress_errors:
             raise
@@ -163,18 +213,85 @@ def call_compiled(
             error.backend_name, fn.__qualname__, error.inner_exception,
         )
         counters["backend_failures"] += 1
-        return fn(*args, **kwargs)
+        cache.skip = True
+        return None
     except Exception as error:  # a bug in minidynamo, not in the user's code
         if config.strict:
             raise InternalError(f"minidynamo failed on {fn.__qualname__}: {error!r}") from error
         name = fn.__qualname__
         log.warning("minidynamo: internal error in %s, running it eagerly: %r", name, error)
-        counters["internal_errors"] += 1
-        return fn(*args, **kwargs)
+        counters["internal_errors"] += 1  # not skipped: a bug of ours is not hidden later
+        return None
+    if output.compiled_graph is None and output.break_reason is None and not fullgraph:
+        # No tensor operation at all: as TorchDynamo ("No ops traced for the FX graph"),
+        # skip the frame, now and on every later call; it runs eagerly.
+        report_compiled_frame(fn, output)
+        counters["frames_skipped_no_ops"] += 1
+        cache.skip = True
+        return None
+    entry = CacheEntry(CheckFunction(output.finish_guards()), new_code, id(backend), fullgraph,
+                       cache.next_compile_id(), fn.__globals__, list(output.installed_globals))
+    entry.release_globals_with(fn.__globals__)
+    cache.add(entry, backend, owner)
+    log_guards(entry)
     report_compiled_frame(fn, output)
     for listener in code_listeners:
         listener(new_code)
-    return run_transformed(fn, new_code, output, args, kwargs)
+    for listener in guard_listeners:
+        listener(entry)
+    return entry
+
+
+def natively_with_callees_compiled(fn: types.FunctionType, backend: Backend,
+                                   fullgraph: bool) -> types.CodeType | None:
+    """A frame that runs eagerly still has its callees compiled, as PEP 523 gives TorchDynamo
+    every frame: its own bytecode with each call routed through `compile_frame`."""
+    code = fn.__code__
+    if code.co_flags & (inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR):
+        return None
+    output = OutputGraph(fn.__globals__, backend, frame_name=fn.__qualname__)
+    output.frame_compiler = functools.partial(compile_frame, backend=backend, fullgraph=fullgraph)
+    original = scan(code)
+    start = next(index for index, inst in enumerate(original) if inst.opname == "RESUME") + 1
+    native_code = assemble([*original[:start], *route_calls(output, original[start:])], code)
+    cache_of(code).keep_globals(fn.__globals__, list(output.installed_globals))
+    return native_code
+
+
+def recompile_limit_hit(cache: FrameCache, fn: types.FunctionType,
+                        last: tuple[str, str | None], fullgraph: bool) -> None:
+    """`config.recompile_limit` entries already: run eagerly (warned once), or raise
+    (`config.fail_on_recompile_limit_hit`, or `fullgraph=True`: running eagerly would
+    not be one graph)."""
+    message = (f"minidynamo hit config.recompile_limit ({config.recompile_limit})\n"
+               f"   function: {fn.__qualname__!r} ({cache.location})\n"
+               f"   last reason: {last[0]}: {last[1]}\n"
+               f'To log all recompilation reasons, use MINIDYNAMO_LOGS="recompiles".')
+    if config.fail_on_recompile_limit_hit or fullgraph:
+        raise FailOnRecompileLimitHit(message)
+    if not cache.limit_warned:
+        cache.limit_warned = True
+        log.warning("%s", message)
+    counters["recompile_limit_hits"] += 1
+    return None
+
+
+def log_recompile(cache: FrameCache, reasons: list[tuple[str, str | None]]) -> None:
+    """`MINIDYNAMO_LOGS=recompiles`: the failing guard of every entry, newest first."""
+    counters["recompiles"] += 1
+    cache.failures += [f"{compile_id}: {reason}" for compile_id, reason in reasons]
+    lines = [f"Recompiling function {cache.name} in {cache.location}",
+             "    triggered by the following guard failure(s):"]
+    lines += [f"    - {compile_id}: {reason}" for compile_id, reason in reasons]
+    recompiles_log.debug("%s", "\n".join(lines))
+
+
+def log_guards(entry: CacheEntry) -> None:
+    """`MINIDYNAMO_LOGS=guards`: the new entry's guards, one per line."""
+    if guards_log.isEnabledFor(logging.DEBUG):
+        lines = [f"GUARDS ({entry.compile_id}):"]
+        lines += [f"| +- {guard.kind}: {guard.describe()}" for guard in entry.check.guards]
+        guards_log.debug("%s", "\n".join(lines))
 
 
 def report_graph_break(
@@ -207,18 +324,10 @@ def report_compiled_frame(fn: types.FunctionType, output: OutputGraph) -> None:
 
 
 def run_transformed(
-    fn: types.FunctionType,
-    new_code: types.CodeType,
-    output: OutputGraph,
-    args: tuple,
-    kwargs: dict[str, Any],
+    fn: types.FunctionType, new_code: types.CodeType, args: tuple, kwargs: dict[str, Any]
 ) -> Any:
     """Run the transformed code as `fn` would run: same globals, defaults and closure."""
-    try:
-        return function_with_code(fn, new_code)(*args, **kwargs)
-    finally:  # no cache yet (chapter 9): the installed globals are not needed again
-        for name in output.installed_globals:
-            fn.__globals__.pop(name, None)
+    return function_with_code(fn, new_code)(*args, **kwargs)
 
 
 def function_with_code(fn: types.FunctionType, code: types.CodeType) -> types.FunctionType:

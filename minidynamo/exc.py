@@ -277,6 +277,11 @@ class InternalError(Exception):
     """minidynamo itself is wrong (not the user's code): a bug to report."""
 
 
+class FailOnRecompileLimitHit(RuntimeError):
+    """A frame needed one more compile than `config.recompile_limit` allows, and
+    `config.fail_on_recompile_limit_hit` is set (torch's exception of the same name)."""
+
+
 class BackendCompilerFailed(RuntimeError):
     """The backend raised while compiling a captured graph (a RuntimeError, as torch's).
 

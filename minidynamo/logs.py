@@ -1,6 +1,6 @@
-"""Structured logs: see what the tracer does, like TORCH_LOGS (chapters 2 and 5).
+"""Structured logs: see what the tracer does, like TORCH_LOGS (chapters 2, 5, 6 and 9).
 
-Two logs, switched on by the environment variable or by `set_logs`:
+Logs switched on by the environment variable or by `set_logs`:
 
     MINIDYNAMO_LOGS=trace_bytecode,graph_code python my_script.py
 
@@ -9,6 +9,10 @@ Two logs, switched on by the environment variable or by `set_logs`:
   (the same format as `TORCH_LOGS=trace_bytecode`).
 - `graph_code`: the captured FX GraphModule's code, as `TORCH_LOGS=graph_code`
   prints it.
+- `graph_breaks`: every graph break, with its reason and user stack.
+- `guards`: the guards of each new cache entry (chapter 9).
+- `recompiles`: why a frame is traced again, the failing guard of every entry, in
+  torch's words (`recompiles_verbose` is accepted as the same log).
 
 Each log is a standard `logging` logger (`minidynamo.trace_bytecode`,
 `minidynamo.graph_code`), so tests can capture it with a handler.
@@ -24,7 +28,8 @@ import logging
 import os
 import sys
 
-LOG_NAMES = ("trace_bytecode", "graph_code", "graph_breaks")
+LOG_NAMES = ("trace_bytecode", "graph_code", "graph_breaks", "guards", "recompiles",
+             "recompiles_verbose")
 ENV_VAR = "MINIDYNAMO_LOGS"
 
 # The package's own logger: warnings about eager fallbacks go here.
@@ -32,6 +37,9 @@ log = logging.getLogger("minidynamo")
 trace_bytecode_log = logging.getLogger("minidynamo.trace_bytecode")
 graph_code_log = logging.getLogger("minidynamo.graph_code")
 graph_breaks_log = logging.getLogger("minidynamo.graph_breaks")
+guards_log = logging.getLogger("minidynamo.guards")  # chapter 9: each new entry's guards
+recompiles_log = logging.getLogger("minidynamo.recompiles")  # why a frame was traced again
+recompiles_verbose_log = logging.getLogger("minidynamo.recompiles_verbose")
 
 class _StderrHandler(logging.StreamHandler):
     """Writes to whatever `sys.stderr` is when a record is emitted (pytest swaps it)."""

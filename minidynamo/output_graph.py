@@ -43,8 +43,9 @@ from minidynamo import logs
 from minidynamo.bytecode import Instruction, create_instruction
 from minidynamo.codegen import GRAPH_OUTPUT_LOCAL, PyCodegen
 from minidynamo.exc import BackendCompilerFailed, Unsupported, graph_break
+from minidynamo.guards import GuardSet
 from minidynamo.side_effects import SideEffects
-from minidynamo.sources import Source
+from minidynamo.sources import AttrSource, ChainedSource, Source
 from minidynamo.variables import (
     ConstantVariable,
     ListVariable,
@@ -67,6 +68,16 @@ Backend = Callable[[torch.fx.GraphModule, list[torch.Tensor]], Callable[..., Any
 _global_names = itertools.count(1)  # __compiled_fn_1, __compiled_fn_2, ... as in TorchDynamo
 
 
+def is_module_state(source: Source) -> bool:
+    """Whether the source reads a module's parameter or buffer: `..._parameters['weight']`."""
+    while isinstance(source, ChainedSource):
+        base = source.base
+        if isinstance(base, AttrSource) and base.member in ("_parameters", "_buffers"):
+            return True
+        source = base
+    return False
+
+
 @dataclass
 class GraphInput:
     """One placeholder: where its value comes from, the real value, and the node."""
@@ -85,6 +96,8 @@ class OutputGraph:
         self.graph = torch.fx.Graph()
         self.fake_mode = FakeTensorMode()  # static shapes: no ShapeEnv
         self.side_effects = SideEffects(self)
+        self.guards = GuardSet(user_line=self.user_line)  # what this trace assumed (ch 9)
+        self.guards.global_state()
         self.f_globals = f_globals  # the root frame's globals
         self.backend = reporting_failures(backend, frame_name)
         self.graph_inputs: list[GraphInput] = []
@@ -95,6 +108,32 @@ class OutputGraph:
         self.break_reason: Unsupported | None = None  # set when the frame ends at a break
         # compiles a function called natively after a break (set by convert_frame, ch 7)
         self.frame_compiler: Callable[[Any], Any] = lambda function: function
+
+    # -- guards (chapter 9) ---------------------------------------------------------
+
+    def user_line(self) -> str:
+        """Where tracing is now, for a guard's comment: `y = x * n  # tr.py:4 in f`."""
+        if not self.translators:
+            return ""
+        frame = self.translators[-1].user_frame()
+        short = "/".join(frame.filename.split("/")[-2:])
+        return f"{(frame.line or '').strip()}  # {short}:{frame.lineno} in {frame.function}"
+
+    def finish_guards(self) -> GuardSet:
+        """The frame's guards, with the ones about identity: an object found at two sources
+        (`f(x, x)`: its second source realized to the first one's tracker) stays one
+        object, and distinct objects (tensors, mutable containers) stay distinct."""
+        firsts = [variable.source for _, variable in self.side_effects.known_values.values()
+                  if variable.source is not None and variable.source.is_guardable()]
+        first_set = set(firsts)
+        for source, variable in self.realized_inputs.items():
+            first = variable.source
+            if first in first_set and first != source and source.is_guardable():
+                self.guards.duplicate_input(source, first)
+        # Parameters and buffers are left out, as TorchDynamo leaves them out: tied
+        # weights are common, and a graph that reads two of them is right either way.
+        self.guards.no_aliasing([source for source in firsts if not is_module_state(source)])
+        return self.guards
 
     # -- inputs -----------------------------------------------------------------
 

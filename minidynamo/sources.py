@@ -54,6 +54,10 @@ class Source:
         object. Such a source is read before the first write (`PyCodegen.preload`)."""
         return True
 
+    def is_guardable(self) -> bool:
+        """Whether `name()` is an expression a check function can evaluate (chapter 9)."""
+        return True
+
     def __str__(self) -> str:
         return self.name()
 
@@ -133,6 +137,9 @@ class LocalCellSource(Source):
     def name(self) -> str:
         return f"L[{self.local_name!r}].cell"  # not a guard; only for messages
 
+    def is_guardable(self) -> bool:
+        return False
+
     def reconstruct(self) -> list[Instruction]:
         return [create_instruction("LOAD_CLOSURE", argval=self.local_name)]
 
@@ -144,6 +151,18 @@ class LocalCellSource(Source):
 
 
 @dataclass(frozen=True)
+class GlobalsSource(Source):
+    """The compiled frame's globals dict itself, `G`: a guard that a name is absent
+    from it (a builtin found because the module has no global of that name)."""
+
+    def name(self) -> str:
+        return "G"
+
+    def reconstruct(self) -> list[Instruction]:
+        raise NotImplementedError("the globals dict is not reloaded by generated code")
+
+
+@dataclass(frozen=True)
 class ChainedSource(Source):
     """A source that starts from another one (its `base`)."""
 
@@ -151,6 +170,9 @@ class ChainedSource(Source):
 
     def is_local(self) -> bool:
         return self.base.is_local()
+
+    def is_guardable(self) -> bool:
+        return self.base.is_guardable()
 
 
 @dataclass(frozen=True)

@@ -118,9 +118,12 @@ def symbolic_steps(fn: Callable[..., Any], *args: Any, backend: str = "eager",
     """Every step of every translator while `minidynamo.compile(fn)` runs one call.
 
     The call must return, or raise `raises` (what the eager call raised): anything
-    else (a stubbed handler's NotImplementedError, an internal error) propagates."""
+    else (a stubbed handler's NotImplementedError, an internal error) propagates.
+    It starts from `minidynamo.reset()`, so the call traces: an earlier call's cache
+    entry, or a frame skipped after it ran eagerly, would leave nothing to compare."""
     import minidynamo
 
+    minidynamo.reset()
     with recording_steps() as steps:
         try:
             minidynamo.compile(fn, backend=backend)(*args, **kwargs)

@@ -46,11 +46,11 @@ LAYERS: list[tuple[str, ...]] = [
     ("bytecode",),  # ch01
     ("resume",),  # ch07, but it needs only bytecode/, so the translator can use it
     ("exc",),  # graph breaks, used by every layer above bytecode
-    ("sources", "variables"),  # ch03-04
+    ("sources", "variables", "guards"),  # ch03-04; guards (ch09) are added as values enter
     ("codegen",),  # ch05: rebuilds trackers in bytecode; the translator's breaks use it
     ("translator",),  # ch02, 06, 08
     ("output_graph", "side_effects"),  # ch05
-    ("guards",),  # ch09 (to come)
+    ("cache",),  # ch09: cache entries, their check functions and binders
     ("convert_frame",),  # ch07, 09
     ("backends",),  # ch10
     ("api",),

@@ -33,8 +33,9 @@ from minidynamo import logs
 from minidynamo.bytecode import Instruction, create_instruction
 from minidynamo.codegen import GRAPH_OUTPUT_LOCAL, PyCodegen
 from minidynamo.exc import BackendCompilerFailed, Unsupported, graph_break
+from minidynamo.guards import GuardSet
 from minidynamo.side_effects import SideEffects
-from minidynamo.sources import Source
+from minidynamo.sources import AttrSource, ChainedSource, Source
 from minidynamo.variables import ConstantVariable, ListVariable, NamedTupleVariable, TensorVariable, TupleVariable, VariableTracker, constant, new_object_id, replace_version
 from minidynamo.variables.ctx_manager import remove_grad_mode_toggles
 from minidynamo.variables.tensor import contains_tensor

@@ -35,6 +35,7 @@ from minidynamo.variables import CellVariable, NullVariable, VariableTracker
 from minidynamo.variables.ctx_manager import WithExitFunctionVariable
 from minidynamo.variables.functions import BaseUserFunctionVariable
 if TYPE_CHECKING:
+    from minidynamo.output_graph import OutputGraph
     from minidynamo.translator.root import InstructionTranslator
 
 

@@ -65,6 +65,7 @@ from minidynamo.variables.ctx_manager import WithExitFunctionVariable
 from minidynamo.variables.functions import BaseUserFunctionVariable
 
 if TYPE_CHECKING:
+    from minidynamo.output_graph import OutputGraph
     from minidynamo.translator.root import InstructionTranslator
 
 # Instructions a break may stop at (TorchDynamo's `break_graph_if_unsupported`):
@@ -229,34 +230,11 @@ class GraphBreakMixin:
         self.output_instructions += self.route_calls(body)
 
     def route_calls(self: InstructionTranslator, body: list[Instruction]) -> list[Instruction]:
-        """The original bytecode, each call of a global function or of a method (outside
-        loops) made through minidynamo's wrapper, so that the callee is compiled as a frame
-        of its own, as PEP 523 makes TorchDynamo do. Calls inside a loop stay native until
-        chapter 9's cache: without it, the callee would be traced on every iteration."""
-        wrapper = self.output.install_global("___minidynamo_object", self.output.frame_compiler)
-        loops = [(each.target.offset, each.offset) for each in body
-                 if each.target is not None and each.target.offset < each.offset]
-        routed = []
-        for inst in body:
-            routed.append(inst)
-            if any(start <= inst.offset <= end for start, end in loops):
-                continue
-            if inst.opname == "LOAD_METHOD":  # [obj] -> [NULL, obj.name], as a plain call
-                inst.opname, inst.opcode, inst.arg = "LOAD_ATTR", opcodes.OPMAP["LOAD_ATTR"], None
-                wrap = [create_instruction("PUSH_NULL"), create_instruction("SWAP", arg=2)]
-            elif inst.opname == "LOAD_GLOBAL" and inst.arg & 1:  # [NULL, fn]: a call target
-                wrap = []
-            else:
-                continue
-            # [NULL, fn] -> [NULL, NULL, wrapper, fn] -> CALL 1 -> [NULL, wrapper(fn)]
-            wrap += [create_instruction("PUSH_NULL"), create_instruction("SWAP", arg=2),
-                     create_instruction("LOAD_GLOBAL", argval=wrapper, arg=0),
-                     create_instruction("SWAP", arg=2), create_instruction("PRECALL", arg=1),
-                     create_instruction("CALL", arg=1)]
-            for added in wrap:
-                added.exn_tab_entry, added.positions = inst.exn_tab_entry, inst.positions
-            routed += wrap
-        return routed
+        """The original bytecode, each call of a global function or of a method made
+        through minidynamo's wrapper, so that the callee is compiled as a frame of its own,
+        as PEP 523 makes TorchDynamo do. Inside a loop too: the callee's cache entry
+        (chapter 9) is found again on every iteration, not traced again."""
+        return route_calls(self.output, body)
 
     # -- breaking at an instruction ---------------------------------------------------
 
@@ -430,3 +408,28 @@ def native_copy(inst: Instruction, kw_names: tuple[str, ...]) -> list[Instructio
     keywords = [create_instruction("KW_NAMES", argval=kw_names)] if kw_names else []
     return [*keywords, create_instruction("PRECALL", arg=inst.arg),
             create_instruction("CALL", arg=inst.arg)]
+
+
+def route_calls(output: OutputGraph, body: list[Instruction]) -> list[Instruction]:
+    """`body` with every call of a global function or a method made through
+    `output.frame_compiler` (installed as a global of the generated code)."""
+    wrapper = output.install_global("___minidynamo_object", output.frame_compiler)
+    routed = []
+    for inst in body:
+        routed.append(inst)
+        if inst.opname == "LOAD_METHOD":  # [obj] -> [NULL, obj.name], as a plain call
+            inst.opname, inst.opcode, inst.arg = "LOAD_ATTR", opcodes.OPMAP["LOAD_ATTR"], None
+            wrap = [create_instruction("PUSH_NULL"), create_instruction("SWAP", arg=2)]
+        elif inst.opname == "LOAD_GLOBAL" and inst.arg & 1:  # [NULL, fn]: a call target
+            wrap = []
+        else:
+            continue
+        # [NULL, fn] -> [NULL, NULL, wrapper, fn] -> CALL 1 -> [NULL, wrapper(fn)]
+        wrap += [create_instruction("PUSH_NULL"), create_instruction("SWAP", arg=2),
+                 create_instruction("LOAD_GLOBAL", argval=wrapper, arg=0),
+                 create_instruction("SWAP", arg=2), create_instruction("PRECALL", arg=1),
+                 create_instruction("CALL", arg=1)]
+        for added in wrap:
+            added.exn_tab_entry, added.positions = inst.exn_tab_entry, inst.positions
+        routed += wrap
+    return routed

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 
 from minidynamo.bytecode import Instruction
 from minidynamo.exc import graph_break
-from minidynamo.sources import AttrSource, GlobalSource, ImportSource, Source
+from minidynamo.sources import AttrSource, GlobalSource, GlobalsSource, ImportSource, Source
 from minidynamo.variables import (
     CellVariable,
     ConstantVariable,
@@ -140,9 +140,17 @@ def load_global(self: InstructionTranslatorBase, name: str) -> VariableTracker:
         source = global_source(self, name)
         return LazyVariableTracker(self.f_globals[name], self.output, source=source)
     if hasattr(builtins, name):  # lazy too, with the source `__import__('builtins').name`
+        self.output.guards.not_in_dict(globals_source(self), name)  # not shadowed later
         source = AttrSource(ImportSource("builtins"), name)
         return LazyVariableTracker(getattr(builtins, name), self.output, source=source)
     graph_break("undefined variable", f"global name {name!r} is not defined")
+
+
+def globals_source(self: InstructionTranslatorBase) -> Source:
+    """The globals dict itself: `G`, or `__import__('mod').__dict__` for another module."""
+    if self.f_globals is self.output.f_globals:
+        return GlobalsSource()
+    return AttrSource(ImportSource(self.f_globals["__name__"]), "__dict__")
 
 
 def global_source(self: InstructionTranslatorBase, name: str) -> Source:

@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any, Callable
 import torch
 
 from minidynamo.exc import graph_break
+from minidynamo.guards import constant_guard_kind
 from minidynamo import polyfills
 from minidynamo.sources import AttrSource, GetItemSource, Source, closure_cell_source
 from minidynamo.variables.base import VariableTracker, new_object_id
@@ -111,6 +112,10 @@ class VariableBuilder:
                 return build(self, value)
         return self.wrap_object(value)
 
+    def guard(self, kind: str, value: Any) -> None:
+        """The trace now depends on `value`: guard it (chapter 9; nothing without a source)."""
+        self.output.guards.add(kind, self.source, value)
+
     # -- children of containers: lazy, with item sources ------------------------
 
     def child(self, value: Any, index: Any) -> VariableTracker:
@@ -124,15 +129,18 @@ class VariableBuilder:
     def wrap_tensor(self, value: torch.Tensor) -> VariableTracker:
         if self.source is None:
             graph_break("unsupported value", "a tensor with no source cannot become a graph input")
+        self.guard("TENSOR_MATCH", value)
         variable = self.output.add_graph_input(self.source, value)
         return self.output.side_effects.track_existing(value, variable)
 
     def wrap_constant(self, value: Any) -> VariableTracker:
         if isinstance(value, tuple):  # a tuple of constants keeps item trackers
             return self.wrap_tuple(value)
+        self.guard(constant_guard_kind(value), value)
         return ConstantVariable(value, source=self.source)
 
     def wrap_tuple(self, value: tuple) -> VariableTracker:
+        self.guard("LENGTH_CHECK", value)
         fields = getattr(type(value), "_fields", None)
         if fields is not None and self.source is not None:  # a namedtuple: L['out'].value
             items = tuple(
@@ -148,6 +156,7 @@ class VariableBuilder:
         return TupleVariable(items, source=self.source)
 
     def wrap_list(self, value: list) -> VariableTracker:
+        self.guard("LENGTH_CHECK", value)
         items = tuple(self.child(item, index) for index, item in enumerate(value))
         variable = ListVariable(items, source=self.source, object_id=new_object_id())
         return self.output.side_effects.track_existing(value, variable)
@@ -155,9 +164,12 @@ class VariableBuilder:
     def wrap_dict(self, value: dict) -> VariableTracker:
         if not all(is_constant_value(key) for key in value):
             graph_break("unsupported value", "a dict whose keys are not all constants")
+        self.guard("DICT_KEYS", value)
         items = {key: self.child(item, key) for key, item in value.items()}
         factory = getattr(value, "default_factory", None)
-        factory_variable = None if factory is None else VariableBuilder(self.output, None)(factory)
+        factory_source = AttrSource(self.source, "default_factory") if self.source else None
+        factory_variable = None if factory is None else VariableBuilder(
+            self.output, factory_source)(factory)
         variable = ConstDictVariable(
             items, type(value), factory_variable, source=self.source, object_id=new_object_id()
         )
@@ -166,31 +178,38 @@ class VariableBuilder:
     def wrap_set(self, value: set) -> VariableTracker:
         if not all(is_constant_value(item) for item in value):
             graph_break("unsupported value", "a set whose items are not all constants")
+        self.guard("EQUALS_MATCH", value)
         items = tuple(ConstantVariable(item) for item in value)
         variable = SetVariable(items, source=self.source, object_id=new_object_id())
         return self.output.side_effects.track_existing(value, variable)
 
     def wrap_module(self, value: torch.nn.Module) -> VariableTracker:
+        self.guard("TYPE_MATCH", value)  # its attributes are guarded as they are read
         variable = NNModuleVariable(value, source=self.source, object_id=new_object_id())
         return self.output.side_effects.track_existing(value, variable)
 
     # -- values whose tracker only needs the value and the source ---------------
 
     def wrap_range(self, value: range) -> VariableTracker:
+        self.guard("EQUALS_MATCH", value)
         return RangeVariable(value, source=self.source)
 
     def wrap_torch_function(self, value: Any) -> VariableTracker:
+        self.guard("ID_MATCH", value)
         return TorchFunctionVariable(value, source=self.source)
 
     def wrap_builtin(self, value: Any) -> VariableTracker:
+        self.guard("ID_MATCH", value)
         return BuiltinVariable(value, source=self.source)
 
     def wrap_exception_class(self, value: type[BaseException]) -> VariableTracker:
+        self.guard("ID_MATCH", value)
         return ExceptionClassVariable(value, source=self.source)
 
     def wrap_contextmanager_function(self, value: types.FunctionType) -> VariableTracker:
         """A `@contextlib.contextmanager` function: calling it is the polyfill's
         `contextmanager_call(generator_function, ...)` (chapter 8)."""
+        self.guard("ID_MATCH", value)  # contextlib's helper code; the generator function:
         index = value.__code__.co_freevars.index("func")
         source = closure_cell_source(self.source, index) if self.source else None
         generator_function = value.__closure__[index].cell_contents
@@ -198,30 +217,38 @@ class VariableBuilder:
         return UserMethodVariable(polyfills.contextmanager_call, inner(generator_function))
 
     def wrap_function(self, value: types.FunctionType) -> VariableTracker:
+        self.guard("ID_MATCH", value)  # its code: closures and defaults are guarded when read
         return UserFunctionVariable(value, source=self.source)
 
     def wrap_python_module(self, value: types.ModuleType) -> VariableTracker:
+        self.guard("ID_MATCH", value)
         return PythonModuleVariable(value, source=self.source)
 
     def wrap_class(self, value: type) -> VariableTracker:
+        self.guard("ID_MATCH", value)
         return UserDefinedClassVariable(value, source=self.source)
 
     def wrap_grad_mode_class(self, value: type) -> VariableTracker:
+        self.guard("ID_MATCH", value)
         return GradModeClassVariable(value, source=self.source)
 
     def wrap_grad_mode_object(self, value: Any) -> VariableTracker:
         """`torch.no_grad()` passed in, e.g. to a resume function that re-enters its block."""
+        self.guard("TYPE_MATCH", value)
         return GradModeVariable(isinstance(value, torch.enable_grad), source=self.source)
 
     def wrap_compiled_function(self, value: Any) -> VariableTracker:
         """A function compiled with minidynamo.compile, called from traced code: inline
         the original function (its frame is part of this one, as in TorchDynamo)."""
+        self.guard("ID_MATCH", value)
         source = AttrSource(self.source, "_minidynamo_original") if self.source else None
         return UserFunctionVariable(value._minidynamo_original, source=source)
 
     def wrap_method(self, value: types.MethodType) -> VariableTracker:
         owner_source = AttrSource(self.source, "__self__") if self.source else None
         owner = VariableBuilder(self.output, owner_source)(value.__self__)
+        if self.source is not None:
+            self.output.guards.add("ID_MATCH", AttrSource(self.source, "__func__"), value.__func__)
         return UserMethodVariable(value.__func__, owner, source=self.source)
 
     def wrap_cell(self, value: types.CellType) -> VariableTracker:
@@ -236,6 +263,7 @@ class VariableBuilder:
         return self.output.side_effects.track_existing(value, variable)
 
     def wrap_object(self, value: Any) -> VariableTracker:
+        self.guard("TYPE_MATCH", value)  # its attributes are guarded as they are read
         variable = UserDefinedObjectVariable(
             value, type(value), source=self.source, object_id=new_object_id()
         )

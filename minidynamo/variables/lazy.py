@@ -60,7 +60,10 @@ class LazyVariableTracker(VariableTracker):
     # -- the protocol, forwarded to the realized tracker ---------------------
 
     def python_type(self) -> type:
-        return type(self.value)  # known without realizing
+        """Known without realizing, but the trace now depends on it: a type guard."""
+        if not self.is_realized():
+            self.output.guards.add("TYPE_MATCH", self.source, self.value)
+        return type(self.value)
 
     def as_python_constant(self) -> Any:
         # Realizes, as TorchDynamo's does: asking `(x,) + (y,)` whether it folds makes

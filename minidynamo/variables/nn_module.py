@@ -27,6 +27,7 @@ from minidynamo.exc import graph_break
 from minidynamo.sources import AttrSource, GetItemSource, Source
 from minidynamo.variables.base import VariableTracker
 from minidynamo.variables.constant import ConstantVariable
+from minidynamo.variables.lazy import build_lazily
 from minidynamo.variables.user_defined import object_attribute
 
 if TYPE_CHECKING:
@@ -69,9 +70,10 @@ class NNModuleVariable(VariableTracker):
             state = self.module.__dict__.get(state_name, {})
             if name in state and name not in self.module.__dict__:
                 source = GetItemSource(self.state_source(state_name), name) if self.source else None
-                if state[name] is None:
-                    return ConstantVariable(None)  # e.g. a Linear without bias
-                return VariableBuilder(tx.output, source)(state[name])
+                if source is None:
+                    return VariableBuilder(tx.output, None)(state[name])
+                # through the lazy path, so a tied weight seen twice is guarded as one
+                return build_lazily(tx.output, state[name], source).realize()
         return object_attribute(tx, self, self.module, type(self.module), name)
 
     def state_source(self, state_name: str) -> Source:
@@ -85,6 +87,7 @@ class NNModuleVariable(VariableTracker):
     def call_function(
         self, tx: Translator, args: Sequence[VariableTracker], kwargs: dict[str, VariableTracker]
     ) -> VariableTracker:
+        tx.output.guards.add("NO_HOOKS", self.source, self.module)
         if has_hooks(self.module):
             what = f"calling {type(self.module).__name__} with hooks registered"
             graph_break("unsupported call", what)

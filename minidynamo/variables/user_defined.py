@@ -71,6 +71,9 @@ def class_attribute(
             graph_break("unsupported attribute", f"property {name!r} has no Python getter")
         return UserFunctionVariable(attribute.fget).call_function(tx, [obj], {})
     if isinstance(attribute, types.FunctionType):
+        if obj.source is not None:  # the class's function, next time too (`Cls.f = g`)
+            on_class = AttrSource(AttrSource(obj.source, "__class__"), name)
+            tx.output.guards.add("ID_MATCH", on_class, attribute)
         return UserMethodVariable(attribute, obj, source=source)
     if hasattr(type(attribute), "__get__") and not isinstance(attribute, type):
         what = f"{cls.__name__}.{name} is a {type(attribute).__name__} descriptor"
@@ -91,6 +94,8 @@ def object_attribute(
     instance_dict = getattr(value, "__dict__", {}) if value is not None else {}
     if name in instance_dict:
         return build_lazily(tx.output, instance_dict[name], source)
+    if obj.source is not None and isinstance(instance_dict, dict):  # not shadowed, next time too
+        tx.output.guards.not_in_dict(AttrSource(obj.source, "__dict__"), name)
     if attribute is not _MISSING:
         return class_attribute(tx, obj, cls, name, attribute, source)
     custom_getattr = _lookup_static(cls, "__getattr__")

@@ -11,15 +11,18 @@ import inspect
 import logging
 import sys
 import types
+import weakref
 from typing import Any, Callable
 from minidynamo import config
 from minidynamo.bytecode import Instruction, assemble, scan
-from minidynamo.exc import BackendCompilerFailed, InternalError, Unsupported, graph_break
-from minidynamo.logs import graph_breaks_log, log
+from minidynamo.cache import CacheEntry, FrameCache, cache_of
+from minidynamo.exc import BackendCompilerFailed, FailOnRecompileLimitHit, InternalError, Unsupported, graph_break
+from minidynamo.guards import CheckFunction
+from minidynamo.logs import graph_breaks_log, guards_log, log, recompiles_log
 from minidynamo.output_graph import Backend, OutputGraph
 from minidynamo.translator import InstructionTranslator
 from minidynamo.variables.ctx_manager import restoring_grad_mode
-from minidynamo.translator.breaks import STATEMENT_BOUNDARY, RestartAnalysis
+from minidynamo.translator.breaks import STATEMENT_BOUNDARY, RestartAnalysis, route_calls
 
 # defined next to the exercises in the package:
 from minidynamo.convert_frame import call_compiled, is_skipped_frame

@@ -9,7 +9,7 @@ import builtins
 from typing import TYPE_CHECKING
 from minidynamo.bytecode import Instruction
 from minidynamo.exc import graph_break
-from minidynamo.sources import AttrSource, GlobalSource, ImportSource, Source
+from minidynamo.sources import AttrSource, GlobalSource, GlobalsSource, ImportSource, Source
 from minidynamo.variables import CellVariable, ConstantVariable, NullVariable, VariableBuilder, VariableTracker, constant, new_object_id
 from minidynamo.variables.lazy import LazyVariableTracker
 if TYPE_CHECKING:

@@ -16,10 +16,10 @@ e` with `e.args`), raised by the operation itself (missing key, index, attribute
 (suppressing, seeing the exception, nested, several in one `with`),
 `contextlib.contextmanager`, generators (`yield from`, generator expressions,
 `throw`, `close`), exceptions that escape the compiled frame, and graph breaks
-inside each of these. Cases tagged `known_gap` differ from torch.compile, never
-silently (a strict xfail): a break in a helper called inside `try`, where torch
-still compiles the helper as a frame of its own while the caller runs eagerly
-(PEP 523; minidynamo's cache and frame hook come in chapter 9). Cases tagged
+inside each of these (a break in a helper called inside `try`: the caller runs
+eagerly and the helper is still compiled as a frame of its own, as PEP 523 makes
+torch do; chapter 9). Cases tagged `known_gap` would differ from torch.compile,
+never silently (a strict xfail); there are none left. Cases tagged
 `beyond_torch` are ones torch.compile 2.13 runs eagerly (a failed `assert` caught,
 `with` on a non-manager) and minidynamo captures: only eager's values and
 exceptions are compared. Cases tagged `torch_wrong` are ones where torch.compile 2.13
@@ -1160,7 +1160,6 @@ def break_after_try(x):
     return y * 2
 
 
-@CASES.tag("known_gap")
 @case(t(3))
 def break_in_helper_inside_try(x):
     try:

@@ -13,13 +13,11 @@ gives up on the whole frame (inside ``try``, inside loops) or falls back to the 
 statement boundary and runs the frame's own bytecode after it (a break no resume
 function can follow, once the graph has two operations); breaks inside grad-mode
 ``with`` blocks, whose outputs must keep eager's ``requires_grad``. Cases tagged
-``known_gap`` are breaks minidynamo does not yet handle like torch: a callee
-called twice natively (torch reuses its compiled code: chapter 9's cache); code that
-runs natively while torch still compiles its callees (PEP 523 does that for torch): a
-frame that falls back to eager, and calls inside loops of the bytecode after a
-statement boundary (outside loops they go through minidynamo's wrapper; inside, that
-waits for chapter 9's cache, without which a callee would be traced on every
-iteration); constructing a module while tracing.
+``known_gap`` are breaks minidynamo does not yet handle like torch: an object or a
+module constructed while tracing whose method then breaks. (A callee called twice
+natively reuses its cache entry; a frame that falls back to eager, and the bytecode
+after a statement boundary, loops included, still have their callees compiled as
+frames of their own, as PEP 523 gives torch: chapter 9.)
 """
 
 from __future__ import annotations
@@ -500,7 +498,6 @@ def helper_break_first_statement(x):
     return helper_print(x) * 2
 
 
-@CASES.tag("known_gap")
 @case(t(3))
 def helper_twice(x):
     a = helper_print(x)
@@ -829,7 +826,6 @@ def helper_after_statement_boundary(x):
     return sin_twice(z)
 
 
-@CASES.tag("known_gap")
 @case(t(3))
 def helper_in_loop_after_statement_boundary(x):
     y = x * 2
@@ -937,7 +933,6 @@ def item_in_loop(x):
     return x + total
 
 
-@CASES.tag("known_gap")
 @case(t(3))
 def helper_break_in_loop(x):
     for _ in range(2):

@@ -1,0 +1,421 @@
+"""Guards: what a compiled frame assumed about its inputs, checked before it is reused (chapter 9).
+
+A graph is only right for inputs like the ones it was traced with: the same
+tensor shapes and dtypes, the same `n` when `if n > 2` was decided while
+tracing, the same list length when a loop over it was unrolled. Every value
+that enters the trace from outside has a source (chapter 4), and the moment
+the VariableBuilder looks at the real value is the moment the trace starts to
+depend on it. That is where its guard is added, in one place:
+`OutputGraph.guards.add(kind, source, value)`. One table, `GUARD_KINDS`, says
+what each kind of guard checks, as Python source over `L` (the frame's locals)
+and `G` (its globals):
+
+| kind | added for | check |
+|---|---|---|
+| TENSOR_MATCH | a tensor | type, dispatch keys, dtype, device, requires_grad, sizes, strides |
+| TYPE_MATCH | a list, dict, object, module | `type(L['xs']) is list` |
+| EQUALS_MATCH | an int, float, str, torch.dtype ... | `type(...) is int and L['n'] == 2` |
+| ID_MATCH | None, bools, functions (their code), classes, modules | `L['flag'] is None` |
+| LENGTH_CHECK | a list or tuple | `len(L['xs']) == 2` |
+| DICT_KEYS | a dict | `list(L['d'].keys()) == ['a', 'b']` |
+| NOT_IN_DICT | an attribute found on the class, a builtin | `'forward' not in L['m'].__dict__` |
+| NO_HOOKS | an nn.Module that is called | no hooks registered on it |
+| GLOBAL_STATE | every frame | grad mode, default dtype, deterministic algorithms |
+| NO_ALIASING / DUPLICATE_INPUT | tensors and mutable objects | distinct inputs stay distinct, one object seen twice stays one |
+
+`CheckFunction` turns a frame's guards into the *check function* of its cache
+entry: generated Python source, one line per guard (`show_guards(fn)` prints it),
+compiled once. Its fast form returns True or False; when it fails, its slow form
+walks the guards in order and returns the first failing one's reason, worded as
+torch's: `tensor 'x' size mismatch at index 0. expected 3, actual 4`, `n == 2`.
+
+Compare with TorchDynamo: `torch/_dynamo/guards.py` (`GuardBuilder`: TENSOR_MATCH,
+TYPE_MATCH, ID_MATCH, EQUALS_MATCH, LENGTH_CHECK, DICT_KEYS_MATCH ...;
+`CheckFunctionManager`; `get_guard_fail_reason`), which builds a C++ tree of guard
+managers. We build the Python function that tree is the fast version of.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+import sys
+import types
+import weakref
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterable
+
+import torch
+
+from minidynamo.sources import Source
+
+# -- the global state a graph depends on ----------------------------------------
+
+
+def global_state() -> tuple:
+    """The process-wide torch settings a traced graph bakes in (torch's GLOBAL_STATE)."""
+    return (
+        torch.is_grad_enabled(),
+        torch.get_default_dtype(),
+        torch.are_deterministic_algorithms_enabled(),
+        torch.is_deterministic_algorithms_warn_only_enabled(),
+        torch.is_inference_mode_enabled(),
+    )
+
+
+GLOBAL_STATE_FIELDS = (
+    "grad_mode", "default_dtype", "deterministic_algorithms",
+    "deterministic_algorithms_warn_only", "inference_mode",
+)
+
+
+def changed_global_state(expected: tuple) -> str:
+    names = [name for name, old, new in zip(GLOBAL_STATE_FIELDS, expected, global_state())
+             if old != new]
+    return f"GLOBAL_STATE changed: {', '.join(names)}"
+
+
+# -- what a tensor guard compares -------------------------------------------------
+
+
+@dataclass(frozen=True)
+class TensorFacts:
+    """The properties of a tensor a graph depends on (static shapes)."""
+
+    cls: type
+    dispatch_keys: Any
+    dtype: torch.dtype
+    device: torch.device
+    requires_grad: bool
+    size: tuple[int, ...]
+    stride: tuple[int, ...]
+
+    @classmethod
+    def of(cls, tensor: torch.Tensor) -> TensorFacts:
+        return cls(type(tensor), torch._C._dispatch_keys(tensor), tensor.dtype, tensor.device,
+                   tensor.requires_grad, tuple(tensor.size()), tuple(tensor.stride()))
+
+
+def scalar_type_name(dtype: torch.dtype) -> str:
+    """c10's name for a dtype, as torch's guard messages print it: Float, Double, Long."""
+    try:
+        return torch.empty(0, dtype=dtype).type().rsplit(".", 1)[1].removesuffix("Tensor")
+    except Exception:  # a dtype without a legacy tensor type name
+        return str(dtype).removeprefix("torch.")
+
+
+def tensor_mismatch(name: str, expected: TensorFacts, tensor: Any) -> str | None:
+    """Why `tensor` does not match, in the order and words of torch's TensorGuards."""
+    prefix = f"tensor {name!r}"
+    if not isinstance(tensor, torch.Tensor) or type(tensor) is not expected.cls:
+        return f"{prefix} type mismatch. expected {expected.cls.__name__}, actual {type(tensor).__name__}"
+    actual = TensorFacts.of(tensor)
+    if actual.dispatch_keys != expected.dispatch_keys:
+        return (f"{prefix} dispatch key set mismatch. expected {expected.dispatch_keys}, "
+                f"actual {actual.dispatch_keys}")
+    if actual.dtype != expected.dtype:
+        return (f"{prefix} dtype mismatch. expected {scalar_type_name(expected.dtype)}, "
+                f"actual {scalar_type_name(actual.dtype)}")
+    if actual.device != expected.device:
+        return (f"{prefix} Tensor device index mismatch. Expected device index to be "
+                f"{expected.device.index}, actual {actual.device.index}")
+    if actual.requires_grad != expected.requires_grad:
+        return f"{prefix} requires_grad mismatch. expected requires_grad={int(expected.requires_grad)}"
+    if len(actual.size) != len(expected.size):
+        return f"{prefix} rank mismatch. expected {len(expected.size)}, actual {len(actual.size)}"
+    for what, old, new in (("size", expected.size, actual.size),
+                           ("stride", expected.stride, actual.stride)):
+        for index, (a, b) in enumerate(zip(old, new)):
+            if a != b:
+                return f"{prefix} {what} mismatch at index {index}. expected {a}, actual {b}"
+    return None
+
+
+# -- one guard --------------------------------------------------------------------
+
+
+@dataclass
+class Guard:
+    """One assumption: `code` (Python source over L, G and the names in `refs`) holds.
+
+    `reason` explains a failure (None: the code itself, as torch prints an EQUALS_MATCH);
+    `user_line` is the line of user code whose tracing added it."""
+
+    kind: str
+    source: Source | None
+    code: str
+    refs: dict[str, Any] = field(default_factory=dict)
+    reason: Callable[[dict, dict], str | None] | None = None
+    user_line: str = ""
+    text: str = ""  # what a failure prints, when not the whole code (EQUALS_MATCH: `n == 2`)
+
+    def describe(self) -> str:
+        text = display_name(self.text or self.code)
+        return f"{text:<60}# {self.user_line}" if self.user_line else text
+
+
+def display_name(code: str) -> str:
+    """`L['x'].shape` -> `x.shape`: torch prints frame locals by their names."""
+    return re.sub(r"L\['([A-Za-z_][A-Za-z0-9_]*)'\]", r"\1", code)
+
+
+# The objects whose identity a guard compares must not be collected while the entry
+# lives (a new object could reuse the id): ID_MATCH keeps them alive.
+_ref_numbers = itertools.count()  # names unique across all the guards of a check function
+
+
+def _ref_name(refs: dict[str, Any], prefix: str, value: Any) -> str:
+    name = f"___{prefix}{next(_ref_numbers)}"
+    refs[name] = value
+    return name
+
+
+def type_match(name: str, value: Any, refs: dict[str, Any]) -> str:
+    cls = type(value)
+    if cls.__module__ == "builtins":
+        return f"type({name}) is {cls.__name__}"
+    return f"type({name}) is {_ref_name(refs, 'type', cls)}"
+
+
+def id_match(name: str, value: Any, refs: dict[str, Any]) -> str:
+    if value is None or value is True or value is False or value is Ellipsis:
+        return f"{name} is {value!r}"
+    return f"{name} is {_ref_name(refs, 'obj', value)}"
+
+
+def equals_match(name: str, value: Any, refs: dict[str, Any]) -> str:
+    """`type(v) is int and v == 2`: 2 == 2.0 == True, so the type is part of the check."""
+    if isinstance(value, float) and value != value:  # NaN equals nothing, itself included
+        return f"{type_match(name, value, refs)} and {name} != {name}"
+    if isinstance(value, (int, float, str, bytes, complex)) and type(value).__module__ == "builtins":
+        literal = repr(value)
+        if literal in ("inf", "-inf"):
+            literal = f"float({literal!r})"
+        return f"{type_match(name, value, refs)} and {name} == {literal}"
+    return f"{type_match(name, value, refs)} and {name} == {_ref_name(refs, 'const', value)}"
+
+
+def no_hooks(module: torch.nn.Module) -> bool:
+    return not (module._forward_hooks or module._forward_pre_hooks or module._backward_hooks
+                or module._backward_pre_hooks)
+
+
+class GuardSet:
+    """The guards of one traced frame, in the order they were added, without repeats."""
+
+    def __init__(self, user_line: Callable[[], str] = lambda: "") -> None:
+        self.guards: list[Guard] = []
+        self._seen: set[str] = set()
+        self.user_line = user_line  # where tracing is now, for the guard's comment
+        self.owners: list[Any] = []  # objects whose death ends the entry (weakly held)
+
+    def __iter__(self):
+        return iter(self.guards)
+
+    def __len__(self) -> int:
+        return len(self.guards)
+
+    def _add(self, guard: Guard) -> None:
+        if guard.code in self._seen:
+            return
+        self._seen.add(guard.code)
+        guard.user_line = guard.user_line or self.user_line()
+        self.guards.append(guard)
+
+    def add(self, kind: str, source: Source | None, value: Any) -> None:
+        """Add the guard `kind` on `value`, found at `source` (nothing without a source)."""
+        if source is None or not source.is_guardable():
+            return
+        GUARD_KINDS[kind](self, source, value)
+
+    # -- one method per kind (GUARD_KINDS names them) -----------------------------
+
+    def tensor_match(self, source: Source, value: torch.Tensor) -> None:
+        name = source.name()
+        facts = TensorFacts.of(value)
+        refs: dict[str, Any] = {}
+        cls = type(value)
+        cls_name = "Tensor" if cls is torch.Tensor else _ref_name(refs, "type", cls)
+        keys = _ref_name(refs, "keys", facts.dispatch_keys)
+        dtype = _ref_name(refs, "dtype", facts.dtype)
+        # The dispatch keys name the device type (CPU, CUDA ...); only the index is left.
+        device = "" if facts.device.index is None else \
+            f"and {name}.get_device() == {facts.device.index} "
+        code = (f"type({name}) is {cls_name} and ___dispatch_keys({name}) == {keys} "
+                f"and {name}.dtype is {dtype} {device}"
+                f"and {name}.requires_grad is {facts.requires_grad} "
+                f"and {name}.size() == {facts.size} and {name}.stride() == {facts.stride}")
+        shown = display_name(name)
+        self._add(Guard("TENSOR_MATCH", source, code, refs,
+                        reason=lambda L, G: tensor_mismatch(shown, facts, eval_source(name, L, G))))
+
+    def type_match(self, source: Source, value: Any) -> None:
+        refs: dict[str, Any] = {}
+        self._add(Guard("TYPE_MATCH", source, type_match(source.name(), value, refs), refs))
+
+    def id_match(self, source: Source, value: Any) -> None:
+        if isinstance(value, types.FunctionType):  # a new closure of the same code is the same
+            source, value = _attr(source, "__code__"), value.__code__
+        refs: dict[str, Any] = {}
+        kind = "NONE_MATCH" if value is None else "ID_MATCH"
+        self._add(Guard(kind, source, id_match(source.name(), value, refs), refs))
+
+    def equals_match(self, source: Source, value: Any) -> None:
+        refs: dict[str, Any] = {}
+        code = equals_match(source.name(), value, refs)
+        self._add(Guard("EQUALS_MATCH", source, code, refs, text=code.split(" and ", 1)[1]))
+
+    def length_check(self, source: Source, value: Any) -> None:
+        self.type_match(source, value)
+        self._add(Guard("LENGTH_CHECK", source, f"len({source.name()}) == {len(value)}"))
+
+    def dict_keys(self, source: Source, value: dict) -> None:
+        self.type_match(source, value)
+        self._add(Guard("DICT_KEYS", source, f"list({source.name()}.keys()) == {list(value)!r}"))
+
+    def not_in_dict(self, source: Source, key: str) -> None:
+        """`key` is absent from the mapping at `source` (an instance `__dict__`, the globals)."""
+        self._add(Guard("NOT_IN_DICT", source, f"{key!r} not in {source.name()}"))
+
+    def no_hooks(self, source: Source, value: torch.nn.Module) -> None:
+        self._add(Guard("NO_HOOKS", source, f"___no_hooks({source.name()})"))
+
+    def global_state(self) -> None:
+        state = global_state()
+        refs = {"___global_state": global_state, "___expected_state": state}
+        self._add(Guard("GLOBAL_STATE", None, "___global_state() == ___expected_state", refs,
+                        reason=lambda L, G: changed_global_state(state), user_line=" "))
+
+    def duplicate_input(self, source: Source, first: Source) -> None:
+        self._add(Guard("DUPLICATE_INPUT", source, f"{first.name()} is {source.name()}"))
+
+    def no_aliasing(self, sources: Iterable[Source]) -> None:
+        names = [source.name() for source in sources]
+        if len(names) > 1:
+            ids = ", ".join(f"id({name})" for name in names)
+            self._add(Guard("NO_ALIASING", None, f"len({{{ids}}}) == {len(names)}", user_line=" "))
+
+
+def _attr(source: Source, name: str) -> Source:
+    from minidynamo.sources import AttrSource
+
+    return AttrSource(source, name)
+
+
+GUARD_KINDS: dict[str, Callable[[GuardSet, Source, Any], None]] = {
+    "TENSOR_MATCH": GuardSet.tensor_match,
+    "TYPE_MATCH": GuardSet.type_match,
+    "ID_MATCH": GuardSet.id_match,
+    "EQUALS_MATCH": GuardSet.equals_match,
+    "LENGTH_CHECK": GuardSet.length_check,
+    "DICT_KEYS": GuardSet.dict_keys,
+    "NO_HOOKS": GuardSet.no_hooks,
+}
+
+
+def constant_guard_kind(value: Any) -> str:
+    """The guard of a constant: identity for None, bools and Ellipsis, equality otherwise."""
+    if value is None or value is True or value is False or value is Ellipsis:
+        return "ID_MATCH"
+    return "EQUALS_MATCH"
+
+
+# -- the check function -------------------------------------------------------------
+
+# Names every check function can use, besides the guards' own `refs`. In a check,
+# `__import__('torch.nn.functional')` is the module itself (an ImportSource's name), read
+# from `sys.modules`: a module that is not imported fails the guard.
+CHECK_GLOBALS: dict[str, Any] = {
+    "__import__": sys.modules.__getitem__,
+    "torch": torch,
+    "Tensor": torch.Tensor,
+    "___dispatch_keys": torch._C._dispatch_keys,
+    "___no_hooks": no_hooks,
+}
+
+
+def eval_source(name: str, L: dict, G: dict) -> Any:
+    return eval(name, {**CHECK_GLOBALS, "__builtins__": __builtins__}, {"L": L, "G": G})
+
+
+class CheckFunction:
+    """The generated check of one cache entry: `check(L, G)` is True when every guard holds."""
+
+    def __init__(self, guards: GuardSet) -> None:
+        self.guards = list(guards)
+        namespace: dict[str, Any] = dict(CHECK_GLOBALS)
+        for guard in self.guards:
+            namespace.update(guard.refs)
+        self.source = self.generate()
+        exec(compile(self.source, "<minidynamo guards>", "exec"), namespace)
+        self.check: Callable[[dict, dict], bool] = namespace["___check"]
+        self.namespace = namespace
+        self._one_by_one: list[Callable[[dict, dict], bool]] | None = None
+
+    def generate(self) -> str:
+        """The check function's source: one `if not (...)` per guard, in the order added.
+
+        Each source a guard reads is fetched once into a local (`___v0 = L['self']`,
+        `___v1 = ___v0._modules`), as TorchDynamo's guard tree walks each path once."""
+        lines = ["def ___check(L, G):", "    try:"]
+        locals_: dict[str, str] = {}  # source expression -> the local that holds it
+        for guard in self.guards:
+            if guard.source is not None:
+                self._fetch(guard.source, locals_, lines)
+            code = guard.code
+            for expression in sorted(locals_, key=len, reverse=True):
+                code = code.replace(expression, locals_[expression])
+            where = guard.user_line.strip()
+            lines.append(f"        if not ({code}):  # {guard.kind}" + (f": {where}" if where else ""))
+            lines.append("            return False")
+        lines += ["    except Exception:  # the input is not even shaped like the guarded one",
+                  "        return False", "    return True"]
+        return "\n".join(lines) + "\n"
+
+    def _fetch(self, source: Source, locals_: dict[str, str], lines: list[str]) -> str:
+        """The local holding `source`'s value, assigned (after its base's) on first use."""
+        name = source.name()
+        if name in locals_:
+            return locals_[name]
+        base = getattr(source, "base", None)
+        expression = name
+        if base is not None:
+            base_name, base_local = base.name(), self._fetch(base, locals_, lines)
+            expression = name.replace(base_name, base_local, 1)
+        local = locals_[name] = f"___v{len(locals_)}"
+        lines.append(f"        {local} = {expression}")
+        return local
+
+    def failure_reason(self, L: dict, G: dict) -> str | None:
+        """The first failing guard's reason (None when all hold): the slow, verbose path."""
+        if self._one_by_one is None:
+            self._one_by_one = [
+                eval(f"lambda L, G: {guard.code}", self.namespace) for guard in self.guards
+            ]
+            self.fail_counts = [0] * len(self.guards)
+        # Guards that failed before are tried first, as TorchDynamo's guard managers move
+        # a failing guard to the front: the reason names the guard that keeps failing.
+        order = sorted(range(len(self.guards)), key=lambda index: -self.fail_counts[index])
+        for index in order:
+            guard, holds = self.guards[index], self._one_by_one[index]
+            try:
+                ok = holds(L, G)
+            except Exception as error:  # noqa: BLE001 (a missing key or attribute is a failure)
+                ok, reason = False, f"{display_name(guard.code)} ({type(error).__name__}: {error})"
+            else:
+                reason = (guard.reason(L, G) if guard.reason else None) or guard.describe()
+            if not ok:
+                self.fail_counts[index] += 1
+                return reason
+        return None
+
+
+def keep_alive_weakly(objects: Iterable[Any], callback: Callable[[Any], None]) -> list[Any]:
+    """Weak references to the objects that can be weakly referenced (others: None)."""
+    refs = []
+    for obj in objects:
+        try:
+            refs.append(weakref.ref(obj, callback))
+        except TypeError:
+            pass
+    return refs

@@ -1,0 +1,200 @@
+"""The cache (chapter 9): entries reused while their guards hold, recompile reasons worded
+as torch's, the recompile limit, reset, release with the owner, and the binder.
+
+Reasons are compared with torch.compile's own (`torch._dynamo.utils.guard_failures`) on
+the same call sequence, each reason's first line up to its `#` comment.
+"""
+
+from __future__ import annotations
+
+import gc
+import inspect
+import logging
+import types
+
+import pytest
+import torch
+import torch._dynamo.utils
+
+import minidynamo
+from minidynamo import cache, config, convert_frame
+from minidynamo.testing import strict_mode
+
+
+def scaled(x, n):
+    return x * n
+
+
+SEQUENCE = [(torch.ones(3), 2), (torch.ones(4), 2), (torch.ones(4), 3),
+            (torch.ones(4).double(), 3), (torch.ones(4, 2)[:, 0], 3),
+            (torch.ones(4).requires_grad_(), 3), (torch.ones(4, 1), 3)]
+
+
+def first_lines(reasons):
+    return [reason.split("\n")[0].split("  #")[0].strip() for reason in reasons]
+
+
+def test_recompile_reasons_are_torchs_word_for_word():
+    torch._dynamo.reset()
+    torch._dynamo.utils.guard_failures.clear()
+    theirs = torch.compile(scaled, backend="eager", dynamic=False)
+    for args in SEQUENCE:
+        theirs(*args)
+    expected = first_lines(torch._dynamo.utils.guard_failures[scaled.__code__])
+    minidynamo.reset()
+    ours = minidynamo.compile(scaled, backend="eager")
+    with strict_mode():
+        for args in SEQUENCE:
+            ours(*args)
+    assert first_lines(cache.lookup(scaled.__code__).failures) == expected
+    assert len(expected) > len(SEQUENCE)  # every entry's reason, at every recompile
+
+
+def test_the_check_function_is_printed_as_python():
+    minidynamo.reset()
+    compiled = minidynamo.compile(scaled)
+    assert minidynamo.show_guards(compiled) == ""
+    compiled(torch.ones(3), 2)
+    source = minidynamo.show_guards(compiled)
+    assert source.startswith("# cache entry ") and "def ___check(L, G):" in source
+    assert "___v0 = L['x']" in source and ".size() == (3,)" in source
+    assert "type(___v1) is int and ___v1 == 2" in source
+    compile(source, "<guards>", "exec")  # it is Python
+
+
+def test_explain_reports_the_guards():
+    explained = minidynamo.explain(scaled)(torch.ones(3), 2)
+    kinds = {guard.kind for guard in explained.out_guards}
+    assert {"GLOBAL_STATE", "TENSOR_MATCH", "EQUALS_MATCH"} <= kinds
+
+
+def test_a_hit_does_not_trace_and_a_miss_logs_why(capsys):
+    minidynamo.reset()
+    compiled = minidynamo.compile(scaled)
+    minidynamo.set_logs(recompiles=True)
+    try:
+        compiled(torch.ones(3), 2)
+        compiled(torch.ones(3), 2)
+        assert convert_frame.counters["frames"] == 1
+        assert convert_frame.counters["cache_hits"] == 1
+        compiled(torch.ones(3), 5)
+    finally:
+        minidynamo.set_logs(recompiles=False)
+    printed = capsys.readouterr().err
+    assert "Recompiling function scaled in" in printed
+    assert "triggered by the following guard failure(s):\n    - 0/0: n == 2" in printed
+
+
+def test_the_recompile_limit_runs_eagerly_with_a_warning_once(caplog):
+    minidynamo.reset()
+    compiled = minidynamo.compile(scaled)
+    with config.patch(recompile_limit=3), caplog.at_level(logging.WARNING, logger="minidynamo"):
+        for n in range(6):
+            assert torch.equal(compiled(torch.ones(2), n), torch.full((2,), float(n)))
+    assert convert_frame.counters["frames"] == 3
+    assert caplog.text.count("hit config.recompile_limit (3)") == 1
+    assert "last reason: 0/2: n == 2" in caplog.text
+    assert torch.equal(compiled(torch.ones(2), 1), torch.ones(2))  # an entry still hits
+    assert convert_frame.counters["frames"] == 3
+
+
+def test_fail_on_recompile_limit_hit_raises():
+    minidynamo.reset()
+    compiled = minidynamo.compile(scaled)
+    with config.patch(recompile_limit=1, fail_on_recompile_limit_hit=True):
+        compiled(torch.ones(2), 1)
+        with pytest.raises(minidynamo.FailOnRecompileLimitHit, match="recompile_limit"):
+            compiled(torch.ones(2), 2)
+
+
+def test_fullgraph_raises_at_the_limit():
+    minidynamo.reset()
+    compiled = minidynamo.compile(scaled, fullgraph=True)
+    with config.patch(recompile_limit=1):
+        compiled(torch.ones(2), 1)
+        with pytest.raises(minidynamo.FailOnRecompileLimitHit):
+            compiled(torch.ones(2), 2)
+
+
+def test_reset_forgets_every_entry():
+    compiled = minidynamo.compile(scaled)
+    compiled(torch.ones(2), 1)
+    minidynamo.reset()
+    assert cache.lookup(scaled.__code__) is None
+    compiled(torch.ones(2), 1)
+    assert convert_frame.counters["frames"] == 1
+
+
+def test_entries_and_their_globals_go_when_the_compiled_function_goes():
+    minidynamo.reset()
+    namespace: dict = {}
+    exec("def f(x):\n    return x.sin() + 1\n", namespace)
+    compiled = minidynamo.compile(namespace["f"])
+    compiled(torch.ones(2))
+    installed = [name for name in namespace if name.startswith("__compiled_fn")]
+    assert installed and cache.lookup(namespace["f"].__code__).entries
+    code = namespace["f"].__code__
+    again = minidynamo.compile(namespace["f"])  # a new wrapper of a live function: a hit
+    again(torch.ones(2))
+    assert convert_frame.counters["frames"] == 1
+    del compiled, again
+    gc.collect()
+    assert cache.lookup(code).entries  # the function lives: its entries stay
+    del namespace["f"]
+    gc.collect()
+    assert not [name for name in namespace if name.startswith("__compiled_fn")]
+    frame_cache = cache.lookup(code)
+    assert frame_cache is None or not frame_cache.entries
+
+
+def test_entries_go_when_the_compiled_module_goes():
+    minidynamo.reset()
+
+    class Net(torch.nn.Module):
+        def forward(self, x):
+            return x.cos() * 2
+
+    compiled = minidynamo.compile(Net())
+    compiled(torch.ones(2))
+    frame_cache = cache.lookup(Net.forward.__code__)
+    assert len(frame_cache.entries) == 1
+    del compiled
+    gc.collect()
+    assert frame_cache.entries == []
+
+
+def signatures():
+    def plain(a, b=2):
+        return a, b
+
+    def star(a, *rest, key=None, **extra):
+        return a, rest, key, extra
+
+    def positional_only(a, /, b, *, c=3):
+        return a, b, c
+
+    w = 5
+
+    def closure(a):
+        return a + w
+
+    return [(plain, (1,), {}), (plain, (1, 4), {}), (star, (1, 2, 3), {"key": 4, "z": 5}),
+            (positional_only, (1, 2), {"c": 9}), (closure, (1,), {})]
+
+
+@pytest.mark.parametrize("fn, args, kwargs", signatures(), ids=lambda v: getattr(v, "__name__", ""))
+def test_the_binder_binds_as_the_function_does(fn, args, kwargs):
+    expected = convert_frame.frame_locals(fn, args, kwargs)
+    for name, cell in zip(fn.__code__.co_freevars, fn.__closure__ or ()):
+        expected[name] = cell.cell_contents
+    assert cache.FrameCache(fn.__code__).bind(fn, args, kwargs) == expected
+
+
+def test_the_binder_rejects_what_the_function_rejects():
+    def fn(a, *, b):
+        return a
+
+    with pytest.raises(TypeError):
+        cache.FrameCache(fn.__code__).bind(fn, (1, 2), {})
+    assert inspect.signature(fn)  # the function itself is untouched
+    assert isinstance(cache.binder_code(fn.__code__), types.CodeType)
