@@ -33,6 +33,10 @@ inline_depth_limit: int = 24
 # graph break (an unbounded `while True` would otherwise unroll forever).
 max_instructions_per_frame: int = 100_000
 
+# `assert tensor_condition, "message"` becomes a graph node, torch._assert_async
+# (chapter 8), instead of a data-dependent branch; torch's option of the same name.
+rewrite_assert_with_torch_assert: bool = True
+
 # How many cache entries one code object may have per backend (chapter 9); one more
 # miss runs the frame eagerly, with a warning naming the last failing guard.
 recompile_limit: int = 8

@@ -47,6 +47,8 @@ from minidynamo import config
 from minidynamo.bytecode import Instruction, assemble, scan
 from minidynamo.cache import CacheEntry, FrameCache, cache_of
 from minidynamo.exc import (
+    BREAK_AT_A_STATEMENT_BOUNDARY,
+    UNSUPPORTED_PYTHON_FEATURE,
     BackendCompilerFailed,
     FailOnRecompileLimitHit,
     InternalError,
@@ -58,7 +60,7 @@ from minidynamo.logs import graph_breaks_log, guards_log, log, recompiles_log
 from minidynamo.output_graph import Backend, OutputGraph
 from minidynamo.translator import InstructionTranslator
 from minidynamo.variables.ctx_manager import restoring_grad_mode
-from minidynamo.translator.breaks import STATEMENT_BOUNDARY, RestartAnalysis, route_calls
+from minidynamo.translator.breaks import RestartAnalysis, route_calls
 
 # Statistics, like torch._dynamo.utils.counters; `minidynamo.reset()` clears them.
 counters: collections.Counter[str] = collections.Counter()
@@ -105,7 +107,7 @@ def transform_code(
     """
     code = fn.__code__
     if code.co_flags & (inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR):
-        graph_break("unsupported Python feature", f"{code.co_name} is a generator or coroutine")
+        graph_break(UNSUPPORTED_PYTHON_FEATURE, f"{code.co_name} is a generator or coroutine")
     break_points: dict[int, Unsupported] = {}
     while True:
         output = OutputGraph(fn.__globals__, backend, frame_name=fn.__qualname__)
@@ -316,7 +318,7 @@ def report_compiled_frame(fn: types.FunctionType, output: OutputGraph) -> None:
         compiled = output.break_reason.compiled_graph  # False: no tensor op before the break
         outcome = "compiling a partial graph" if compiled else "no graph before it"
         then = ("running the rest of the frame natively"
-                if output.break_reason.kind is STATEMENT_BOUNDARY else "resuming after it")
+                if output.break_reason.kind is BREAK_AT_A_STATEMENT_BOUNDARY else "resuming after it")
         report_graph_break(fn, output.break_reason, f"{outcome}, then {then}")
     if config.verbose:
         graphs = "one graph" if output.compiled_graph is not None else "no graph"

@@ -1,15 +1,15 @@
 """Graph breaks and internal errors: the one way tracing says "I cannot" (chapters 2-6).
 
-When the symbolic VM meets something it cannot model (an opcode without a
-handler, a value it cannot wrap, a branch on a tensor's data), it does not guess.
-It raises `Unsupported`, a *graph break*, through the single helper
-`graph_break(kind, reason)`. Every break belongs to a kind in `CATALOGUE`: a
-stable id of minidynamo's own (`MD0003`), a title, an explanation of why
-minidynamo cannot continue, a hint for the user and, where torch has one, the
-entry of torch's registry for the same break (`GB0170`, "Data-dependent
-branching"). As the exception travels out through the translators, each one adds
-the user's file and line to `user_stack`, so the message ends by pointing at the
-user's code, innermost frame first.
+When the symbolic VM meets something it cannot model (an opcode without a handler, a
+value it cannot wrap, a branch on a tensor's data), it does not guess. It raises
+`Unsupported`, a *graph break*, through the single helper `graph_break(kind,
+reason)`. Every break belongs to one kind of the catalogue, a constant such as
+`DATA_DEPENDENT_BRANCH` listed in `CATALOGUE`: a stable id of minidynamo's own
+(`MD0003`), a title, an explanation of why minidynamo cannot continue, a hint for
+the user and, where torch has one, the entry of torch's registry for the same break
+(`GB0170`, "Data-dependent branching"). As the exception travels out through the
+translators, each one adds the user's file and line to `user_stack`, so the message
+ends by pointing at the user's code, innermost frame first.
 
 `ObservedException` is not a break at all: the traced code raised a Python
 exception (a missing key, `raise ValueError(...)`), which the translator raises
@@ -66,134 +66,169 @@ class BreakKind:
         return torch_graph_break_url(self.torch_id) if self.torch_id else None
 
 
-CATALOGUE: dict[str, BreakKind] = {
-    kind.title: kind
-    for kind in (
-        BreakKind(
-            "MD0001", "missing bytecode handler",
-            "The symbolic VM has no handler for this opcode, so it cannot know "
-            "what the instruction does to the stack.",
-            "Rewrite the code to avoid this construct, or add a handler.",
-            torch_id="GB0082", torch_gb_type="Missing bytecode handler",
-        ),
-        BreakKind(
-            "MD0002", "unsupported call",
-            "Calling this object cannot be traced: it is neither a tensor operation "
-            "that becomes a graph node nor Python code that can be inlined.",
-            "Move the call out of the compiled function, or make it a pure tensor op.",
-            torch_id="GB0147", torch_gb_type="Unsupported function call",
-        ),
-        BreakKind(
-            "MD0003", "data-dependent branch",
-            "The branch depends on the value inside a tensor, which is not known "
-            "while tracing (tensors are FakeTensors: shapes only, no data).",
-            "Use torch.where / torch.cond, or compute the condition outside.",
-            torch_id="GB0170", torch_gb_type="Data-dependent branching",
-        ),
-        BreakKind(
-            "MD0004", "unsupported operator",
-            "This operator has no symbolic rule for these operand types.",
-            "Convert the operands to tensors or Python constants first.",
-            torch_id="GB0059", torch_gb_type="Failed to trace builtin operator",
-        ),
-        BreakKind(
-            "MD0005", "unsupported attribute",
-            "Reading this attribute would run code minidynamo cannot trace "
-            "(a custom __getattr__, a descriptor) or the attribute does not exist.",
-            "Read the attribute outside the compiled function and pass it in.",
-            torch_note="torch traces a custom __getattr__ and most descriptors as Python code",
-        ),
-        BreakKind(
-            "MD0006", "data-dependent value",
-            "The operation needs a tensor's data as a Python value (item(), "
-            "tolist(), bool(tensor)), which a FakeTensor does not have.",
-            "Keep the value as a tensor, or move the conversion out.",
-            torch_id="GB0124",
-            torch_gb_type="Unsupported Tensor.item() call with capture_scalar_outputs=False",
-            torch_note="torch can capture item() as a symbolic scalar instead "
-            "(config.capture_scalar_outputs)",
-        ),
-        BreakKind(
-            "MD0007", "unsupported value",
-            "minidynamo has no VariableTracker for this kind of Python value.",
-            "Pass tensors, Python constants, containers of them, modules or functions.",
-            torch_id="GB0086", torch_gb_type="Not a Python constant",
-            torch_note="torch wraps any other object as a user-defined object; it breaks where "
-            "a constant is needed",
-        ),
-        BreakKind(
-            "MD0008", "inlining too deep",
-            "The chain of inlined calls exceeded config.inline_depth_limit "
-            "(unbounded recursion cannot be unrolled).",
-            "Make the recursion depth a small constant, or raise the limit.",
-            torch_note="torch sets no such limit: it inlines recursion as deep as the calls go",
-        ),
-        BreakKind(
-            "MD0009", "cannot reconstruct",
-            "The value escapes the compiled frame, but minidynamo cannot write "
-            "bytecode that rebuilds it after the graph runs.",
-            "Return tensors, constants or containers of them.",
-            torch_id="GB0092", torch_gb_type="Reconstruction failure",
-        ),
-        BreakKind(
-            "MD0010", "unsupported Python feature",
-            "This Python feature is not modelled yet (it comes in a later chapter).",
-            "Move it out of the compiled function.",
-            torch_note="no single counterpart: each feature has its own torch entry "
-            "(a generator frame is torch's GB0003, 'Attempt to trace generator')",
-        ),
-        BreakKind(
-            "MD0011", "undefined variable",
-            "The code reads a name that has no value at this point.",
-            "This is a bug in the user code: it would raise in Python too.",
-            torch_id="GB0011", torch_gb_type="Attempted to read undefined local variable",
-        ),
-        BreakKind(
-            "MD0012", "unsupported mutation",
-            "This mutation cannot be recorded and replayed after the graph.",
-            "Mutate the object outside the compiled function.",
-            torch_note="torch records mutations of most objects and replays them",
-        ),
-        BreakKind(
-            "MD0013", "exception in traced code",
-            "The traced code raises an exception that no frame of the compiled function "
-            "catches (or one minidynamo does not raise symbolically: a call with the wrong "
-            "arguments, a tensor operation that fails on its shapes), so the frame runs "
-            "eagerly and raises it there, exactly as eager Python would (chapter 8).",
-            "Check the user code: the same call raises in eager Python.",
-            torch_id="GB0088", torch_gb_type="Observed exception",
-        ),
-        BreakKind(
-            "MD0014", "global side effect",
-            "The call changes global state (random seed, grad mode, default dtype) "
-            "while tracing, which must not happen.",
-            "Call it outside the compiled function.",
-            torch_note="torch traces calls such as torch.manual_seed and torch.set_grad_enabled "
-            "without a break",
-        ),
-        # MD0015 ("missing attribute") is retired: since chapter 8 a missing attribute
-        # raises AttributeError symbolically, caught by hasattr, getattr or `except`.
-        BreakKind(
-            "MD0016", "graph break in loop",
-            "A graph break inside a for/while loop: a resume function would have to "
-            "run once per iteration, so the whole frame runs eagerly instead.",
-            "Move the breaking code out of the loop, or into a function called in it.",
-            torch_id="GB7000", torch_gb_type="graph break in loop",
-        ),
-        BreakKind(
-            "MD0017", "break at a statement boundary",
-            "An instruction that cannot be split off (not a call, not a jump on a tensor), "
-            "or a break inside a try block, failed to trace. The graph captured up to the "
-            "last statement boundary (an instruction before which the value stack was "
-            "empty) is compiled, and the frame's own bytecode runs natively from there to "
-            "its end: no resume function (TorchDynamo's step_unsupported).",
-            "Read the reason: it names the instruction that failed and why.",
-            torch_id="GB4636", torch_gb_type="Call to `torch._dynamo.step_unsupported()`",
-            torch_note="torch has no entry for the fallback itself (its compile reason is "
-            "step_unsupported); torch._dynamo.step_unsupported() triggers it on purpose",
-        ),
-    )
-}
+# The kinds, one constant each: a break site names its kind by constant,
+# `graph_break(DATA_DEPENDENT_BRANCH, "...")`, so a typo is a NameError at import
+# time, not a kind that exists nowhere.
+
+MISSING_BYTECODE_HANDLER = BreakKind(
+    "MD0001", "missing bytecode handler",
+    "The symbolic VM has no handler for this opcode, so it cannot know "
+    "what the instruction does to the stack.",
+    "Rewrite the code to avoid this construct, or add a handler.",
+    torch_id="GB0082", torch_gb_type="Missing bytecode handler",
+)
+
+UNSUPPORTED_CALL = BreakKind(
+    "MD0002", "unsupported call",
+    "Calling this object cannot be traced: it is neither a tensor operation "
+    "that becomes a graph node nor Python code that can be inlined.",
+    "Move the call out of the compiled function, or make it a pure tensor op.",
+    torch_id="GB0147", torch_gb_type="Unsupported function call",
+)
+
+DATA_DEPENDENT_BRANCH = BreakKind(
+    "MD0003", "data-dependent branch",
+    "The branch depends on the value inside a tensor, which is not known "
+    "while tracing (tensors are FakeTensors: shapes only, no data).",
+    "Use torch.where / torch.cond, or compute the condition outside.",
+    torch_id="GB0170", torch_gb_type="Data-dependent branching",
+)
+
+UNSUPPORTED_OPERATOR = BreakKind(
+    "MD0004", "unsupported operator",
+    "This operator has no symbolic rule for these operand types.",
+    "Convert the operands to tensors or Python constants first.",
+    torch_id="GB0059", torch_gb_type="Failed to trace builtin operator",
+)
+
+UNSUPPORTED_ATTRIBUTE = BreakKind(
+    "MD0005", "unsupported attribute",
+    "Reading this attribute would run code minidynamo cannot trace "
+    "(a custom __getattr__, a descriptor) or the attribute does not exist.",
+    "Read the attribute outside the compiled function and pass it in.",
+    torch_note="torch traces a custom __getattr__ and most descriptors as Python code",
+)
+
+DATA_DEPENDENT_VALUE = BreakKind(
+    "MD0006", "data-dependent value",
+    "The operation needs a tensor's data as a Python value (item(), "
+    "tolist(), bool(tensor)), which a FakeTensor does not have.",
+    "Keep the value as a tensor, or move the conversion out.",
+    torch_id="GB0124",
+    torch_gb_type="Unsupported Tensor.item() call with capture_scalar_outputs=False",
+    torch_note="torch can capture item() as a symbolic scalar instead "
+    "(config.capture_scalar_outputs)",
+)
+
+UNSUPPORTED_VALUE = BreakKind(
+    "MD0007", "unsupported value",
+    "minidynamo has no VariableTracker for this kind of Python value.",
+    "Pass tensors, Python constants, containers of them, modules or functions.",
+    torch_id="GB0086", torch_gb_type="Not a Python constant",
+    torch_note="torch wraps any other object as a user-defined object; it breaks where "
+    "a constant is needed",
+)
+
+INLINING_TOO_DEEP = BreakKind(
+    "MD0008", "inlining too deep",
+    "The chain of inlined calls exceeded config.inline_depth_limit "
+    "(unbounded recursion cannot be unrolled).",
+    "Make the recursion depth a small constant, or raise the limit.",
+    torch_note="torch sets no such limit: it inlines recursion as deep as the calls go",
+)
+
+CANNOT_RECONSTRUCT = BreakKind(
+    "MD0009", "cannot reconstruct",
+    "The value escapes the compiled frame, but minidynamo cannot write "
+    "bytecode that rebuilds it after the graph runs.",
+    "Return tensors, constants or containers of them.",
+    torch_id="GB0092", torch_gb_type="Reconstruction failure",
+)
+
+UNSUPPORTED_PYTHON_FEATURE = BreakKind(
+    "MD0010", "unsupported Python feature",
+    "This Python feature is not modelled yet (it comes in a later chapter).",
+    "Move it out of the compiled function.",
+    torch_note="no single counterpart: each feature has its own torch entry "
+    "(a generator frame is torch's GB0003, 'Attempt to trace generator')",
+)
+
+UNDEFINED_VARIABLE = BreakKind(
+    "MD0011", "undefined variable",
+    "The code reads a name that has no value at this point.",
+    "This is a bug in the user code: it would raise in Python too.",
+    torch_id="GB0011", torch_gb_type="Attempted to read undefined local variable",
+)
+
+UNSUPPORTED_MUTATION = BreakKind(
+    "MD0012", "unsupported mutation",
+    "This mutation cannot be recorded and replayed after the graph.",
+    "Mutate the object outside the compiled function.",
+    torch_note="torch records mutations of most objects and replays them",
+)
+
+EXCEPTION_IN_TRACED_CODE = BreakKind(
+    "MD0013", "exception in traced code",
+    "The traced code raises an exception that no frame of the compiled function "
+    "catches (or one minidynamo does not raise symbolically: a call with the wrong "
+    "arguments, a tensor operation that fails on its shapes), so the frame runs "
+    "eagerly and raises it there, exactly as eager Python would (chapter 8).",
+    "Check the user code: the same call raises in eager Python.",
+    torch_id="GB0088", torch_gb_type="Observed exception",
+)
+
+GLOBAL_SIDE_EFFECT = BreakKind(
+    "MD0014", "global side effect",
+    "The call changes global state (random seed, grad mode, default dtype) "
+    "while tracing, which must not happen.",
+    "Call it outside the compiled function.",
+    torch_note="torch traces calls such as torch.manual_seed and torch.set_grad_enabled "
+    "without a break",
+)
+
+# MD0015 ("missing attribute") is retired: since chapter 8 a missing attribute
+# raises AttributeError symbolically, caught by hasattr, getattr or `except`.
+GRAPH_BREAK_IN_LOOP = BreakKind(
+    "MD0016", "graph break in loop",
+    "A graph break inside a for/while loop: a resume function would have to "
+    "run once per iteration, so the whole frame runs eagerly instead.",
+    "Move the breaking code out of the loop, or into a function called in it.",
+    torch_id="GB7000", torch_gb_type="graph break in loop",
+)
+
+BREAK_AT_A_STATEMENT_BOUNDARY = BreakKind(
+    "MD0017", "break at a statement boundary",
+    "An instruction that cannot be split off (not a call, not a jump on a tensor), "
+    "or a break inside a try block, failed to trace. The graph captured up to the "
+    "last statement boundary (an instruction before which the value stack was "
+    "empty) is compiled, and the frame's own bytecode runs natively from there to "
+    "its end: no resume function (TorchDynamo's step_unsupported).",
+    "Read the reason: it names the instruction that failed and why.",
+    torch_id="GB4636", torch_gb_type="Call to `torch._dynamo.step_unsupported()`",
+    torch_note="torch has no entry for the fallback itself (its compile reason is "
+    "step_unsupported); torch._dynamo.step_unsupported() triggers it on purpose",
+)
+
+
+# Every kind, by title: the catalogue page and explain() list them from here.
+CATALOGUE: dict[str, BreakKind] = {kind.title: kind for kind in (
+    MISSING_BYTECODE_HANDLER,
+    UNSUPPORTED_CALL,
+    DATA_DEPENDENT_BRANCH,
+    UNSUPPORTED_OPERATOR,
+    UNSUPPORTED_ATTRIBUTE,
+    DATA_DEPENDENT_VALUE,
+    UNSUPPORTED_VALUE,
+    INLINING_TOO_DEEP,
+    CANNOT_RECONSTRUCT,
+    UNSUPPORTED_PYTHON_FEATURE,
+    UNDEFINED_VARIABLE,
+    UNSUPPORTED_MUTATION,
+    EXCEPTION_IN_TRACED_CODE,
+    GLOBAL_SIDE_EFFECT,
+    GRAPH_BREAK_IN_LOOP,
+    BREAK_AT_A_STATEMENT_BOUNDARY,
+)}
 
 
 @dataclass(frozen=True)
@@ -298,16 +333,16 @@ class BackendCompilerFailed(RuntimeError):
         )
 
 
-def graph_break(kind: str, reason: str, *, hint: str | None = None) -> NoReturn:
-    """Stop tracing with a graph break of catalogue kind `kind` (e.g. "unsupported call").
+def graph_break(kind: BreakKind, reason: str, *, hint: str | None = None) -> NoReturn:
+    """Stop tracing with a graph break of catalogue kind `kind` (e.g. `UNSUPPORTED_CALL`).
 
     `reason` is one line naming the operation and why it cannot be traced;
     `hint` overrides the catalogue's generic hint when a better one is known.
+    A kind that is not one of the catalogue's constants is minidynamo's own bug.
     """
-    if kind not in CATALOGUE:
-        raise InternalError(f"graph break of unknown kind {kind!r}: {reason}")
-    entry = CATALOGUE[kind]
-    raise Unsupported(entry, reason, hint or entry.hint)
+    if CATALOGUE.get(getattr(kind, "title", None)) is not kind:
+        raise InternalError(f"graph break of a kind not in the catalogue {kind!r}: {reason}")
+    raise Unsupported(kind, reason, hint or kind.hint)
 
 
 def catalogue_markdown() -> str:

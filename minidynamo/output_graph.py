@@ -42,7 +42,13 @@ from torch._subclasses.fake_tensor import (
 from minidynamo import logs
 from minidynamo.bytecode import Instruction, create_instruction
 from minidynamo.codegen import GRAPH_OUTPUT_LOCAL, PyCodegen
-from minidynamo.exc import BackendCompilerFailed, Unsupported, graph_break
+from minidynamo.exc import (
+    DATA_DEPENDENT_VALUE,
+    EXCEPTION_IN_TRACED_CODE,
+    BackendCompilerFailed,
+    Unsupported,
+    graph_break,
+)
 from minidynamo.guards import GuardSet
 from minidynamo.side_effects import SideEffects
 from minidynamo.sources import AttrSource, ChainedSource, Source
@@ -165,7 +171,7 @@ class OutputGraph:
         node_args = tuple(arg.realize().as_proxy() for arg in args)
         node_kwargs = {name: value.realize().as_proxy() for name, value in kwargs.items()}
         example = self.run_on_fakes(kind, target, node_args, node_kwargs)
-        if not contains_tensor(example) and not is_mutating(kind, target):
+        if not contains_tensor(example) and not has_side_effect(kind, target):
             return constant(example)  # x.dim(), torch.is_tensor(x): known now, no node
         node = self.graph.create_node(kind, target, node_args, node_kwargs)
         node.meta["example_value"] = example
@@ -188,10 +194,10 @@ class OutputGraph:
                 return target(*fake_args, **fake_kwargs)
         except (DataDependentOutputException, DynamicOutputShapeException) as error:
             what = f"{name}() depends on tensor data ({type(error).__name__})"
-            graph_break("data-dependent value", what)
+            graph_break(DATA_DEPENDENT_VALUE, what)
         except Exception as error:  # the same call would raise in eager mode
             what = f"{name}() raised {type(error).__name__}: {error}"
-            graph_break("exception in traced code", what)
+            graph_break(EXCEPTION_IN_TRACED_CODE, what)
 
     def wrap_result(self, tx: Translator, node: torch.fx.Node, example: Any) -> VariableTracker:
         """The tracker of a node's result; tuples of tensors get one getitem node per item."""
@@ -320,9 +326,15 @@ def reporting_failures(backend: Backend, frame_name: str) -> Backend:
     return call_backend
 
 
-def is_mutating(kind: str, target: Any) -> bool:
-    """Whether the operation changes a tensor in place (so it is recorded whatever it returns)."""
-    if target in (operator.setitem, operator.delitem):
+# Operations recorded only for their effect when the graph runs: they return nothing.
+RUN_TIME_CHECKS = frozenset({torch._assert_async, torch._assert})
+
+
+def has_side_effect(kind: str, target: Any) -> bool:
+    """Whether the operation must be recorded whatever it returns: it changes a tensor
+    in place (`x.add_(1)`, `x[0] = 1`), or checks a condition when the graph runs
+    (`torch._assert_async`, what an `assert` on a tensor becomes, chapter 8)."""
+    if target in (operator.setitem, operator.delitem) or target in RUN_TIME_CHECKS:
         return True
     name = target if isinstance(target, str) else getattr(target, "__name__", "")
     return name.endswith("_") and not name.startswith("_")

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Callable
 
-from minidynamo.exc import InternalError, graph_break
+from minidynamo.exc import UNSUPPORTED_MUTATION, InternalError, graph_break
 from minidynamo.sources import LocalCellSource
 from minidynamo.variables import (
     CellVariable,
@@ -92,7 +92,7 @@ class SideEffects:
         self.latest_versions[new.object_id] = new
         if new.source is not None and not isinstance(new, IteratorVariable):
             if type(new) not in REPLAYS:
-                graph_break("unsupported mutation", f"mutating {new} from outside the frame")
+                graph_break(UNSUPPORTED_MUTATION, f"mutating {new} from outside the frame")
             self.mutated.add(new.object_id)
         self.output.replace_all(new)
 
@@ -174,7 +174,7 @@ def _replay_attributes(codegen: PyCodegen, variable: VariableTracker) -> None:
 def _replay_cell(codegen: PyCodegen, variable: CellVariable) -> None:
     """STORE_DEREF for the frame's own cells, `cell.cell_contents = v` for others."""
     if variable.contents is None:
-        graph_break("unsupported mutation", "deleting a closure variable")
+        graph_break(UNSUPPORTED_MUTATION, "deleting a closure variable")
     codegen(variable.contents)
     if isinstance(variable.source, LocalCellSource):
         codegen.append("STORE_DEREF", argval=variable.source.local_name)

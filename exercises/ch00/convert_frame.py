@@ -32,13 +32,13 @@ from typing import Any, Callable
 from minidynamo import config
 from minidynamo.bytecode import Instruction, assemble, scan
 from minidynamo.cache import CacheEntry, FrameCache, cache_of
-from minidynamo.exc import BackendCompilerFailed, FailOnRecompileLimitHit, InternalError, Unsupported, graph_break
+from minidynamo.exc import BREAK_AT_A_STATEMENT_BOUNDARY, UNSUPPORTED_PYTHON_FEATURE, BackendCompilerFailed, FailOnRecompileLimitHit, InternalError, Unsupported, graph_break
 from minidynamo.guards import CheckFunction
 from minidynamo.logs import graph_breaks_log, guards_log, log, recompiles_log
 from minidynamo.output_graph import Backend, OutputGraph
 from minidynamo.translator import InstructionTranslator
 from minidynamo.variables.ctx_manager import restoring_grad_mode
-from minidynamo.translator.breaks import STATEMENT_BOUNDARY, RestartAnalysis, route_calls
+from minidynamo.translator.breaks import RestartAnalysis, route_calls
 
 
 def frame_locals(fn: types.FunctionType, args: tuple, kwargs: dict[str, Any]) -> dict[str, Any]:

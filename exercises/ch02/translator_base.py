@@ -27,7 +27,7 @@ import types
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 from minidynamo import config, logs
 from minidynamo.bytecode import Instruction
-from minidynamo.exc import ObservedException, UserFrame, Unsupported, graph_break
+from minidynamo.exc import MISSING_BYTECODE_HANDLER, UNSUPPORTED_PYTHON_FEATURE, ObservedException, Unsupported, UserFrame, graph_break
 from minidynamo.translator.calls import CallHandlers
 from minidynamo.translator.containers import ContainerHandlers
 from minidynamo.translator.control_flow import ControlFlowHandlers

@@ -22,7 +22,7 @@ from __future__ import annotations
 import builtins
 from typing import TYPE_CHECKING
 from minidynamo.bytecode import Instruction
-from minidynamo.exc import graph_break
+from minidynamo.exc import UNDEFINED_VARIABLE, UNSUPPORTED_PYTHON_FEATURE, graph_break
 from minidynamo.sources import AttrSource, GlobalSource, GlobalsSource, ImportSource, Source
 from minidynamo.variables import CellVariable, ConstantVariable, NullVariable, VariableBuilder, VariableTracker, constant, new_object_id
 from minidynamo.variables.lazy import LazyVariableTracker

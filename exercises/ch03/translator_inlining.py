@@ -23,10 +23,11 @@ import inspect
 from typing import Any, Sequence
 from minidynamo import config
 from minidynamo.bytecode import Instruction, scan
-from minidynamo.exc import ObservedException, Unsupported, graph_break
+from minidynamo.exc import INLINING_TOO_DEEP, UNSUPPORTED_PYTHON_FEATURE, ObservedException, Unsupported, graph_break, raise_observed
 from minidynamo.translator.base import InstructionTranslatorBase
 from minidynamo.translator.exceptions import ExcInfo, handle_exception
 from minidynamo.variables import ConstantVariable, VariableTracker, new_object_id
+from minidynamo.variables.exceptions import is_none
 from minidynamo.variables.iterators import GeneratorVariable
 from minidynamo.variables.functions import BaseUserFunctionVariable
 

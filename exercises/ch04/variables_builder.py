@@ -25,7 +25,7 @@ import contextlib
 import types
 from typing import TYPE_CHECKING, Any, Callable
 import torch
-from minidynamo.exc import graph_break
+from minidynamo.exc import UNSUPPORTED_VALUE, graph_break
 from minidynamo.guards import constant_guard_kind
 from minidynamo import polyfills
 from minidynamo.sources import AttrSource, GetItemSource, Source, closure_cell_source

@@ -32,7 +32,7 @@ from torch._subclasses.fake_tensor import DataDependentOutputException, DynamicO
 from minidynamo import logs
 from minidynamo.bytecode import Instruction, create_instruction
 from minidynamo.codegen import GRAPH_OUTPUT_LOCAL, PyCodegen
-from minidynamo.exc import BackendCompilerFailed, Unsupported, graph_break
+from minidynamo.exc import DATA_DEPENDENT_VALUE, EXCEPTION_IN_TRACED_CODE, BackendCompilerFailed, Unsupported, graph_break
 from minidynamo.guards import GuardSet
 from minidynamo.side_effects import SideEffects
 from minidynamo.sources import AttrSource, ChainedSource, Source

@@ -22,11 +22,15 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, NoReturn
 
+# defined next to the exercises in the package:
+from minidynamo.exc import BreakKind
 
-def graph_break(kind: str, reason: str, *, hint: str | None = None) -> NoReturn:
-    """Stop tracing with a graph break of catalogue kind `kind` (e.g. "unsupported call").
+
+def graph_break(kind: BreakKind, reason: str, *, hint: str | None = None) -> NoReturn:
+    """Stop tracing with a graph break of catalogue kind `kind` (e.g. `UNSUPPORTED_CALL`).
 
     `reason` is one line naming the operation and why it cannot be traced;
     `hint` overrides the catalogue's generic hint when a better one is known.
+    A kind that is not one of the catalogue's constants is minidynamo's own bug.
     """
     raise NotImplementedError("ch06.4: Raise a graph break from the catalogue")

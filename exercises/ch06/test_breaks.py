@@ -18,7 +18,15 @@ import pytest
 import torch
 
 import minidynamo
-from minidynamo.exc import CATALOGUE, InternalError, Unsupported, graph_break
+from minidynamo.exc import (
+    CATALOGUE,
+    UNSUPPORTED_CALL,
+    UNSUPPORTED_OPERATOR,
+    BreakKind,
+    InternalError,
+    Unsupported,
+    graph_break,
+)
 from minidynamo.stack_oracle import assert_stack_depths_match_cpython
 from minidynamo.testing import assert_same_as_torch
 
@@ -55,12 +63,24 @@ def test_explain_reports_the_kind_and_counts_of_torch(fn):
 @pytest.mark.task("ch06.4")
 def test_a_hint_overrides_the_catalogue_and_an_unknown_kind_is_a_bug():
     with pytest.raises(Unsupported) as caught:
-        graph_break("unsupported call", "calling launch_missiles()", hint="Do not.")
+        graph_break(UNSUPPORTED_CALL, "calling launch_missiles()", hint="Do not.")
     assert (caught.value.kind, caught.value.reason, caught.value.hint) == \
-        (CATALOGUE["unsupported call"], "calling launch_missiles()", "Do not.")
+        (UNSUPPORTED_CALL, "calling launch_missiles()", "Do not.")
     assert caught.value.user_stack == []
+    with pytest.raises(Unsupported) as caught:
+        graph_break(UNSUPPORTED_OPERATOR, "x @ 'a'")
+    assert (caught.value.kind, caught.value.hint) == (UNSUPPORTED_OPERATOR, UNSUPPORTED_OPERATOR.hint)
+
+
+@pytest.mark.task("ch06.4")
+@pytest.mark.parametrize("kind", [
+    "unsupported call",  # a title where the constant belongs
+    BreakKind("MD0002", "unsupported call", "a copy", "not the catalogue's"),  # same title, not the constant
+    BreakKind("MD9999", "no such kind", "a typo in minidynamo", "none"),
+], ids=["title", "impostor", "unknown"])
+def test_a_kind_not_in_the_catalogue_is_a_bug(kind):
     with pytest.raises(InternalError):
-        graph_break("no such kind", "a typo in minidynamo")
+        graph_break(kind, "a typo in minidynamo")
 
 
 # -- ch06.5: restart_at ----------------------------------------------------------------------

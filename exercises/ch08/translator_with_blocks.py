@@ -22,7 +22,7 @@ from __future__ import annotations
 import inspect
 from typing import TYPE_CHECKING
 from minidynamo.bytecode import Instruction, InstructionExceptionEntry, create_instruction
-from minidynamo.exc import graph_break, raise_observed
+from minidynamo.exc import raise_observed
 from minidynamo.variables import ConstantVariable, VariableTracker
 from minidynamo.variables.ctx_manager import GradModeVariable, WithExitFunctionVariable
 from minidynamo.variables.user_defined import UserDefinedObjectVariable, class_attribute

@@ -37,7 +37,14 @@ from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from minidynamo import config, logs
 from minidynamo.bytecode import Instruction
-from minidynamo.exc import ObservedException, UserFrame, Unsupported, graph_break
+from minidynamo.exc import (
+    MISSING_BYTECODE_HANDLER,
+    UNSUPPORTED_PYTHON_FEATURE,
+    ObservedException,
+    Unsupported,
+    UserFrame,
+    graph_break,
+)
 from minidynamo.translator.calls import CallHandlers
 from minidynamo.translator.containers import ContainerHandlers
 from minidynamo.translator.control_flow import ControlFlowHandlers
@@ -61,7 +68,7 @@ def missing_handler(opname: str) -> Handler:
     """The table entry of an opcode nobody handles: a graph break when it runs."""
 
     def handler(self: InstructionTranslatorBase, inst: Instruction) -> None:
-        graph_break("missing bytecode handler", f"missing bytecode handler: {opname}")
+        graph_break(MISSING_BYTECODE_HANDLER, f"missing bytecode handler: {opname}")
 
     handler.__name__ = f"missing_{opname}"
     return handler
@@ -173,7 +180,7 @@ class InstructionTranslatorBase(
         self.steps += 1
         if self.steps > config.max_instructions_per_frame:
             what = "the frame runs too many instructions (an endless loop?)"
-            graph_break("unsupported Python feature", what)
+            graph_break(UNSUPPORTED_PYTHON_FEATURE, what)
         if logs.is_enabled("trace_bytecode"):
             logs.trace_bytecode_log.debug("TRACE %s %s %s", inst.opname, inst.argval, self.stack)
         self.dispatch_table[inst.opcode](self, inst)

@@ -56,7 +56,14 @@ from typing import TYPE_CHECKING, Any, Callable
 from minidynamo.bytecode import Instruction, create_instruction, opcodes, scan
 from minidynamo.bytecode.opcodes import jump_variant
 from minidynamo.codegen import PyCodegen
-from minidynamo.exc import CATALOGUE, Unsupported, graph_break
+from minidynamo.exc import (
+    BREAK_AT_A_STATEMENT_BOUNDARY,
+    GRAPH_BREAK_IN_LOOP,
+    INLINING_TOO_DEEP,
+    UNSUPPORTED_PYTHON_FEATURE,
+    Unsupported,
+    graph_break,
+)
 from minidynamo.resume import ResumeError, live_locals_at, original_location, resume_cache
 from minidynamo.resume.blocks import WITH_HANDLER, Blocks
 from minidynamo.translator.with_blocks import exit_blocks, run_inside_blocks
@@ -83,11 +90,8 @@ POPPING_JUMPS = {"JUMP_IF_TRUE_OR_POP": "POP_JUMP_IF_TRUE",
                  "JUMP_IF_FALSE_OR_POP": "POP_JUMP_IF_FALSE"}
 
 # Kinds of break that give up on the whole frame wherever they happen.
-WHOLE_FRAME_KINDS = frozenset({"inlining too deep", "graph break in loop"})
+WHOLE_FRAME_KINDS = frozenset({INLINING_TOO_DEEP, GRAPH_BREAK_IN_LOOP})
 
-
-# A break where no resume function is possible, resumed at the last statement boundary.
-STATEMENT_BOUNDARY = CATALOGUE["break at a statement boundary"]
 
 
 class RestartAnalysis(Exception):
@@ -135,13 +139,13 @@ class GraphBreakMixin:
         """Raise unless a resume function can follow `inst`: the root translator then
         falls back to the last statement boundary, or runs the whole frame eagerly
         (with `fullgraph=True`, `one_graph`, the break reaches the user instead)."""
-        if self.one_graph or error.kind.title in WHOLE_FRAME_KINDS:
+        if self.one_graph or error.kind in WHOLE_FRAME_KINDS:
             raise error
         if not self.restorable_blocks(inst):  # try, except, other `with`: not restorable
             raise error
         if self.has_backedge(inst):
             try:
-                graph_break("graph break in loop",
+                graph_break(GRAPH_BREAK_IN_LOOP,
                             f"{error.reason} (inside a loop of {self.code.co_name}: skipping the frame)")
             except Unsupported as loop_error:
                 loop_error.user_stack = list(error.user_stack)
@@ -202,10 +206,10 @@ class GraphBreakMixin:
         """A break no resume function can follow (an instruction that cannot be split
         off, a break inside `try`): trace again and stop at the last checkpoint, then
         run the frame's own bytecode from there. Otherwise the error goes on."""
-        if self.checkpoint is None or error.kind.title in WHOLE_FRAME_KINDS:
+        if self.checkpoint is None or error.kind in WHOLE_FRAME_KINDS:
             raise error
         where = error.user_stack[0] if error.user_stack else self.user_frame()
-        boundary = Unsupported(STATEMENT_BOUNDARY, f"back to the last statement boundary "
+        boundary = Unsupported(BREAK_AT_A_STATEMENT_BOUNDARY, f"back to the last statement boundary "
                                f"from {error.kind.title} at {where.function} line "
                                f"{where.lineno}: {error.reason}", error.hint)
         raise RestartAnalysis(self.checkpoint.offset, boundary) from error
@@ -367,7 +371,7 @@ class GraphBreakMixin:
             entry = resume_cache.lookup(self.code, inst.offset, len(stack), live,
                                         null_slots=null_slots, with_blocks=with_slots)
         except ResumeError as error:
-            graph_break("unsupported Python feature", f"cannot resume here: {error}")
+            graph_break(UNSUPPORTED_PYTHON_FEATURE, f"cannot resume here: {error}")
         maker = ResumeFunctionMaker(entry.code, self.f_globals, self.output.frame_compiler)
         global_name = f"__minidynamo{entry.name}"  # not torch.compile's own __resume_at_*
         self.output.install_global_as(global_name, maker)

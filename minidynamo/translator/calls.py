@@ -22,7 +22,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from minidynamo.bytecode import Instruction
-from minidynamo.exc import graph_break
+from minidynamo.exc import UNSUPPORTED_CALL, graph_break
 from minidynamo.variables import ConstDictVariable, NestedUserFunctionVariable, NullVariable
 
 if TYPE_CHECKING:
@@ -58,7 +58,7 @@ class CallHandlers:
         fn = self.pop()
         self.pop()  # the NULL below the callable
         if not isinstance(kwargs, ConstDictVariable):
-            graph_break("unsupported call", f"** unpacking of {kwargs} in a call")
+            graph_break(UNSUPPORTED_CALL, f"** unpacking of {kwargs} in a call")
         self.call_function(fn, args.unpack_var_sequence(self), dict(kwargs.items))
 
     def MAKE_FUNCTION(self: InstructionTranslatorBase, inst: Instruction) -> None:

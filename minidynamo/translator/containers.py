@@ -17,7 +17,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from minidynamo.bytecode import Instruction
-from minidynamo.exc import graph_break, raise_observed
+from minidynamo.exc import UNSUPPORTED_OPERATOR, graph_break, raise_observed
 from minidynamo.variables import (
     ConstDictVariable,
     ConstantVariable,
@@ -103,7 +103,7 @@ class ContainerHandlers:
         other = self.pop().realize()
         target = self.stack[-inst.arg]
         if not isinstance(other, ConstDictVariable):
-            graph_break("unsupported operator", f"** unpacking of {other}")
+            graph_break(UNSUPPORTED_OPERATOR, f"** unpacking of {other}")
         if repeated := set(other.items) & set(target.items):
             raise_observed(TypeError, f"got multiple values for keyword argument {min(repeated)!r}")
         target.call_method(self, "update", [other], {})
@@ -136,7 +136,7 @@ class ContainerHandlers:
         format_spec = self.pop().as_python_constant() if inst.arg & 0x04 else ""
         values = constant_values([self.pop()])
         if values is None:
-            graph_break("unsupported operator", "formatting a non-constant value in an f-string")
+            graph_break(UNSUPPORTED_OPERATOR, "formatting a non-constant value in an f-string")
         conversion = CONVERSIONS[inst.arg & 0x03]
         value = conversion(values[0]) if conversion else values[0]
         self.push(ConstantVariable(format(value, format_spec)))

@@ -17,6 +17,9 @@ the *kind* of value, exactly as CPython's `bool()` would find it:
 it while the class body runs (the student edition's package, every exercise
 stubbed, must still import): `deferred_generic_jump` calls it when the jump runs.
 
+An `assert` on a tensor is the exception: its jump becomes a graph node,
+`torch._assert_async(condition, message)`, and no break (chapter 8).
+
 `x is None` style jumps (POP_JUMP_*_IF_NONE) never need the data: a tensor is
 never None.
 
@@ -31,8 +34,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Callable
 
+import torch
+
+from minidynamo import config
 from minidynamo.bytecode import Instruction
-from minidynamo.exc import Unsupported, graph_break
+from minidynamo.exc import DATA_DEPENDENT_BRANCH, Unsupported, graph_break
 from minidynamo.variables import BuiltinVariable, ConstantVariable, TensorVariable, VariableTracker
 from minidynamo.variables.builtins import identity_compare, truth_value
 
@@ -46,7 +52,7 @@ def data_dependent_branch(value: VariableTracker) -> Unsupported:
     """The graph break of a jump on a tensor (returned, so the root can handle it)."""
     try:
         graph_break(
-            "data-dependent branch",
+            DATA_DEPENDENT_BRANCH,
             f"generic_jump on {value}: the truth value of a tensor (`if`, `while`, "
             "`and`, `or`, `not`) depends on its data",
         )
@@ -112,6 +118,46 @@ def deferred_generic_jump(jump_if: Truth, *, keep: bool) -> Handler:
     return handler
 
 
+def assert_message(tx: InstructionTranslatorBase, inst: Instruction) -> str | None:
+    """The message of the `assert` whose jump `inst` is, or None if `inst` is not one.
+
+    `assert condition, "message"` compiles to a POP_JUMP_FORWARD_IF_TRUE over
+    LOAD_ASSERTION_ERROR, [LOAD_CONST "message", PRECALL 0, CALL 0,] RAISE_VARARGS 1.
+    A message that is not a constant string (an f-string) is not recognised."""
+    following = [i.opname for i in tx.instructions[tx.instruction_pointer:][:5]]
+    if following[:2] == ["LOAD_ASSERTION_ERROR", "RAISE_VARARGS"]:
+        return "assertion error"  # torch's message when the assert has none
+    if following == ["LOAD_ASSERTION_ERROR", "LOAD_CONST", "PRECALL", "CALL", "RAISE_VARARGS"]:
+        message = tx.instructions[tx.instruction_pointer + 1].argval
+        return message if isinstance(message, str) else None
+    return None
+
+
+def tensor_assert(tx: InstructionTranslatorBase, inst: Instruction) -> bool:
+    """`assert tensor_condition, "message"` (chapter 8): the condition's data is not
+    known while tracing, so the check becomes a graph node, `torch._assert_async(
+    condition, message)`, that raises when the graph runs, and tracing goes on past
+    the `raise`, as torch.compile does (`config.rewrite_assert_with_torch_assert`).
+    False, touching nothing, when `inst` is not such an assert."""
+    if not config.rewrite_assert_with_torch_assert or not isinstance(tx.stack[-1].realize(),
+                                                                      TensorVariable):
+        return False
+    message = assert_message(tx, inst)
+    if message is None:
+        return False
+    condition = tx.pop().realize()
+    tx.output.create_node(tx, "call_function", torch._assert_async,
+                          [condition, ConstantVariable(message)], {})
+    tx.jump(inst)
+    return True
+
+
+def jump_if_true_or_assert(self: InstructionTranslatorBase, inst: Instruction) -> None:
+    """POP_JUMP_FORWARD_IF_TRUE: an assert on a tensor, or any other jump."""
+    if not tensor_assert(self, inst):
+        deferred_generic_jump(if_true, keep=False)(self, inst)
+
+
 def jump_if_none(is_none: bool) -> Handler:
     """POP_JUMP_*_IF_NONE / _NOT_NONE: identity, never the data."""
 
@@ -141,7 +187,7 @@ class ControlFlowHandlers:
     JUMP_BACKWARD = unconditional_jump
     JUMP_BACKWARD_NO_INTERRUPT = unconditional_jump
 
-    POP_JUMP_FORWARD_IF_TRUE = deferred_generic_jump(if_true, keep=False)
+    POP_JUMP_FORWARD_IF_TRUE = jump_if_true_or_assert
     POP_JUMP_BACKWARD_IF_TRUE = deferred_generic_jump(if_true, keep=False)
     POP_JUMP_FORWARD_IF_FALSE = deferred_generic_jump(if_false, keep=False)
     POP_JUMP_BACKWARD_IF_FALSE = deferred_generic_jump(if_false, keep=False)

@@ -20,10 +20,18 @@ from typing import Any, Sequence
 
 from minidynamo import config
 from minidynamo.bytecode import Instruction, scan
-from minidynamo.exc import ObservedException, Unsupported, graph_break
+from minidynamo.exc import (
+    INLINING_TOO_DEEP,
+    UNSUPPORTED_PYTHON_FEATURE,
+    ObservedException,
+    Unsupported,
+    graph_break,
+    raise_observed,
+)
 from minidynamo.translator.base import InstructionTranslatorBase
 from minidynamo.translator.exceptions import ExcInfo, handle_exception
 from minidynamo.variables import ConstantVariable, VariableTracker, new_object_id
+from minidynamo.variables.exceptions import is_none
 from minidynamo.variables.iterators import GeneratorVariable
 from minidynamo.variables.functions import BaseUserFunctionVariable
 
@@ -49,9 +57,9 @@ class InliningInstructionTranslator(InstructionTranslatorBase):
         code = fn.get_code()
         for flag, what in UNSUPPORTED_CODE_FLAGS.items():
             if code.co_flags & flag:
-                graph_break("unsupported Python feature", f"calling {code.co_name}, {what}")
+                graph_break(UNSUPPORTED_PYTHON_FEATURE, f"calling {code.co_name}, {what}")
         if tx.depth() >= config.inline_depth_limit:
-            graph_break("inlining too deep", f"calling {code.co_name} {tx.depth()} calls deep")
+            graph_break(INLINING_TOO_DEEP, f"calling {code.co_name} {tx.depth()} calls deep")
         symbolic_locals = fn.bind(tx, args, kwargs)
         cells = dict(zip(code.co_freevars, fn.closure_cells(tx)))
         if code.co_flags & inspect.CO_GENERATOR:  # nothing runs until the first next()
@@ -83,27 +91,72 @@ class InliningGeneratorInstructionTranslator(InliningInstructionTranslator):
         super().__init__(*args, **kwargs)
         self.yielded: VariableTracker | None = None
         self.exc_info = ExcInfo()  # a generator's own exception state (CPython's gi_exc_state)
+        self.stop_value: VariableTracker | None = None  # what it returned, for StopIteration.value
+        # Suspended inside `yield from inner`: (inner, its SEND), so that a throw() goes to
+        # the inner iterator first, as CPython's gen_throw does; None at a plain `yield`.
+        self.delegate: tuple[VariableTracker, Instruction] | None = None
+        self.sending_to: tuple[VariableTracker, Instruction] | None = None
         self.output.translators.append(self)  # alive (its locals see new versions) until exhausted
 
-    def resume(self, tx: InstructionTranslatorBase) -> VariableTracker | None:
-        """Run to the next yield; the yielded value, or None once the generator returned."""
+    def resume(self, tx: InstructionTranslatorBase,
+               sent: VariableTracker | None = None) -> VariableTracker | None:
+        """`next(gen)` (sent None) or `gen.send(sent)`: run to the next yield, the
+        suspended `yield` evaluating to `sent`; the yielded value, or None once the
+        generator returned (then `stop_value` is what it returned)."""
+        self.stop_value = None
         if self.return_value is not None:
             return None
+        if self.steps > 0:
+            self.push(sent or ConstantVariable(None))  # what the suspended `yield` evaluates to
+        elif sent is not None and not is_none(sent):
+            raise_observed(TypeError, "can't send non-None value to a just-started generator")
         return self.run_to_yield(tx, None)
 
     def throw(self, tx: InstructionTranslatorBase, raised: ObservedException) -> VariableTracker | None:
         """`gen.throw(exception)`: raise it where the generator is suspended (its
         YIELD_VALUE), so its own handlers see it; the next value it yields, or None
-        once it returned. Not started or finished, it raises the exception at once."""
+        once it returned. Not started or finished, it raises the exception at once.
+        Suspended in `yield from inner`, the inner generator gets it first."""
+        self.stop_value = None
         if self.return_value is not None or self.steps == 0:
             self.finish()
             raise raised
+        if self.delegate is not None and isinstance(self.delegate[0], GeneratorVariable):
+            self.attach(tx)
+            try:
+                return self.throw_into_delegate(tx, raised)
+            except ObservedException as from_inner:  # it left the inner one: raised here
+                raised = from_inner
         return self.run_to_yield(tx, raised)
+
+    def throw_into_delegate(self, tx: InstructionTranslatorBase,
+                            raised: ObservedException) -> VariableTracker | None:
+        """The `yield from` this generator is suspended in passes `raised` on: closed
+        (GeneratorExit) the inner one is closed and the exception raised here; thrown,
+        the inner one's next value is this one's, and if the inner one returns, its
+        value is what `yield from` evaluates to and this generator goes on."""
+        inner, send = self.delegate
+        if issubclass(raised.exc_type, GeneratorExit):
+            inner.method_close(self)
+            raise raised
+        item = inner.generator_tx.throw(self, raised)
+        if item is not None:
+            self.yielded = item
+            return item  # still suspended in the same `yield from`
+        self.delegate = None
+        self.pop()  # the inner generator, then what it returned, after the SEND loop
+        self.push(inner.generator_tx.stop_value or ConstantVariable(None))
+        self.jump(send)
+        return self.run_to_yield(tx, None)
+
+    def attach(self, tx: InstructionTranslatorBase) -> None:
+        """Run on behalf of `tx`: its caller for user frames, its exception state outside."""
+        self.parent, self.yielded = tx, None
+        self.exc_info.outer = tx.exc_info  # its own slot, then its consumer's (gi_exc_state)
 
     def run_to_yield(self, tx: InstructionTranslatorBase,
                      raised: ObservedException | None) -> VariableTracker | None:
-        self.parent, self.yielded = tx, None
-        self.exc_info.outer = tx.exc_info  # its own slot, then its consumer's (gi_exc_state)
+        self.attach(tx)
         try:
             if raised is not None:
                 handle_exception(self, raised)
@@ -116,6 +169,7 @@ class InliningGeneratorInstructionTranslator(InliningInstructionTranslator):
             self.finish()
             raise
         if self.return_value is not None:
+            self.stop_value = self.return_value
             self.finish()
             return None
         return self.yielded
@@ -131,24 +185,30 @@ class InliningGeneratorInstructionTranslator(InliningInstructionTranslator):
         self.push(ConstantVariable(None))  # popped by the POP_TOP that follows
 
     def YIELD_VALUE(self, inst: Instruction) -> None:
-        self.yielded = self.pop()
-        self.push(ConstantVariable(None))  # what `yield` evaluates to: nothing is ever sent
+        self.yielded = self.pop()  # what `yield` evaluates to is pushed on resume
+        self.delegate, self.sending_to = self.sending_to, None
 
     def GET_YIELD_FROM_ITER(self, inst: Instruction) -> None:
         value = self.pop()
         self.push(value if isinstance(value, GeneratorVariable) else value.get_iterator(self))
 
     def SEND(self, inst: Instruction) -> None:
-        """`yield from`: the next value of the inner iterator, yielded by YIELD_VALUE
-        next; once the inner one is exhausted, its return value (None) and a jump."""
-        sent = self.pop()
-        if not (isinstance(sent, ConstantVariable) and sent.value is None):
-            graph_break("unsupported Python feature", "gen.send() of a value into `yield from`")
-        item = self.stack[-1].next_variable(self)
+        """`yield from`: send the value into the inner iterator and push what it yields,
+        which YIELD_VALUE yields next; once the inner one is exhausted, its return value
+        and a jump past the loop."""
+        sent, inner = self.pop(), self.stack[-1]
+        if isinstance(inner, GeneratorVariable):
+            item = inner.generator_tx.resume(self, sent)
+        elif is_none(sent):
+            item = inner.next_variable(self)
+        else:  # CPython calls inner.send(value), which a plain iterator does not have
+            raise_observed(AttributeError, f"{inner.python_type().__name__!r} object has no "
+                           "attribute 'send'")
         if item is None:  # `r = yield from inner()`: r is what inner returned
-            inner = self.pop()
-            returned = getattr(inner, "generator_tx", None)
-            self.push(returned.return_value if returned is not None else ConstantVariable(None))
+            self.pop()
+            returned = inner.generator_tx.stop_value if isinstance(inner, GeneratorVariable) else None
+            self.push(returned or ConstantVariable(None))
             self.jump(inst)
         else:
+            self.sending_to = (inner, inst)
             self.push(item)

@@ -21,7 +21,7 @@ import builtins
 from typing import TYPE_CHECKING
 
 from minidynamo.bytecode import Instruction
-from minidynamo.exc import graph_break
+from minidynamo.exc import UNDEFINED_VARIABLE, UNSUPPORTED_PYTHON_FEATURE, graph_break
 from minidynamo.sources import AttrSource, GlobalSource, GlobalsSource, ImportSource, Source
 from minidynamo.variables import (
     CellVariable,
@@ -46,7 +46,7 @@ class LoadStoreHandlers:
     def LOAD_FAST(self: InstructionTranslatorBase, inst: Instruction) -> None:
         if inst.argval not in self.symbolic_locals:
             what = f"local variable {inst.argval!r} is read before assignment"
-            graph_break("undefined variable", what)
+            graph_break(UNDEFINED_VARIABLE, what)
         value = self.symbolic_locals[inst.argval]
         self.push(value.unwrap() if isinstance(value, LazyVariableTracker) else value)
 
@@ -91,7 +91,7 @@ class LoadStoreHandlers:
         contents = self.cells[inst.argval].contents
         if contents is None:
             what = f"free variable {inst.argval!r} is read before assignment"
-            graph_break("undefined variable", what)
+            graph_break(UNDEFINED_VARIABLE, what)
         self.push(contents)
 
     def STORE_DEREF(self: InstructionTranslatorBase, inst: Instruction) -> None:
@@ -122,7 +122,7 @@ class LoadStoreHandlers:
     def IMPORT_NAME(self: InstructionTranslatorBase, inst: Instruction) -> None:
         level, fromlist = (value.as_python_constant() for value in self.popn(2))
         if level != 0:
-            graph_break("unsupported Python feature", f"relative import of {inst.argval!r}")
+            graph_break(UNSUPPORTED_PYTHON_FEATURE, f"relative import of {inst.argval!r}")
         module = __import__(inst.argval, self.f_globals, None, fromlist, level)
         name = inst.argval if fromlist else inst.argval.split(".")[0]
         self.push(VariableBuilder(self.output, ImportSource(name))(module))
@@ -143,7 +143,7 @@ def load_global(self: InstructionTranslatorBase, name: str) -> VariableTracker:
         self.output.guards.not_in_dict(globals_source(self), name)  # not shadowed later
         source = AttrSource(ImportSource("builtins"), name)
         return LazyVariableTracker(getattr(builtins, name), self.output, source=source)
-    graph_break("undefined variable", f"global name {name!r} is not defined")
+    graph_break(UNDEFINED_VARIABLE, f"global name {name!r} is not defined")
 
 
 def globals_source(self: InstructionTranslatorBase) -> Source:

@@ -23,10 +23,16 @@ import types
 from typing import TYPE_CHECKING, Any
 
 from minidynamo.bytecode import Instruction, scan
-from minidynamo.exc import ObservedException, Unsupported, graph_break
+from minidynamo.exc import (
+    BREAK_AT_A_STATEMENT_BOUNDARY,
+    EXCEPTION_IN_TRACED_CODE,
+    ObservedException,
+    Unsupported,
+    graph_break,
+)
 from minidynamo.sources import LocalCellSource, LocalSource
 from minidynamo.translator.base import InstructionTranslatorBase
-from minidynamo.translator.breaks import STATEMENT_BOUNDARY, GraphBreakMixin
+from minidynamo.translator.breaks import GraphBreakMixin
 from minidynamo.variables import CellVariable, VariableTracker, new_object_id
 from minidynamo.variables.lazy import LazyVariableTracker
 
@@ -85,7 +91,7 @@ class InstructionTranslator(GraphBreakMixin, InstructionTranslatorBase):
         planned = self.break_points.pop(inst.offset, None)
         if planned is not None:
             self.current_instruction = inst
-            if planned.kind is STATEMENT_BOUNDARY:
+            if planned.kind is BREAK_AT_A_STATEMENT_BOUNDARY:
                 self.continue_natively(inst, planned)
             else:
                 self.break_at_instruction(inst, planned)
@@ -107,7 +113,7 @@ class InstructionTranslator(GraphBreakMixin, InstructionTranslatorBase):
             super().run()
         except ObservedException as raised:
             try:
-                graph_break("exception in traced code",
+                graph_break(EXCEPTION_IN_TRACED_CODE,
                             f"{raised} is raised and not caught in {self.code.co_name}")
             except Unsupported as error:
                 error.add_user_frame(self.user_frame())

@@ -47,7 +47,17 @@ import itertools
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, ClassVar, Sequence, TypeVar
 
-from minidynamo.exc import Unsupported, graph_break, raise_observed
+from minidynamo.exc import (
+    CANNOT_RECONSTRUCT,
+    EXCEPTION_IN_TRACED_CODE,
+    UNSUPPORTED_ATTRIBUTE,
+    UNSUPPORTED_CALL,
+    UNSUPPORTED_OPERATOR,
+    UNSUPPORTED_VALUE,
+    Unsupported,
+    graph_break,
+    raise_observed,
+)
 from minidynamo.sources import Source
 
 if TYPE_CHECKING:  # only for annotations: the translator sits above this layer
@@ -98,10 +108,10 @@ class VariableTracker:
     # -- the protocol -----------------------------------------------------
 
     def python_type(self) -> type:
-        graph_break("unsupported value", f"the Python type of {self} is unknown")
+        graph_break(UNSUPPORTED_VALUE, f"the Python type of {self} is unknown")
 
     def as_python_constant(self) -> Any:
-        graph_break("unsupported value", f"{self} is not a Python constant")
+        graph_break(UNSUPPORTED_VALUE, f"{self} is not a Python constant")
 
     def is_python_constant(self) -> bool:
         try:
@@ -111,15 +121,15 @@ class VariableTracker:
         return True
 
     def as_proxy(self) -> Any:
-        graph_break("unsupported value", f"{self} cannot be an argument of a graph node")
+        graph_break(UNSUPPORTED_VALUE, f"{self} cannot be an argument of a graph node")
 
     def var_getattr(self, tx: Translator, name: str) -> VariableTracker:
-        graph_break("unsupported attribute", f"reading attribute {name!r} of {self}")
+        graph_break(UNSUPPORTED_ATTRIBUTE, f"reading attribute {name!r} of {self}")
 
     def call_function(
         self, tx: Translator, args: Sequence[VariableTracker], kwargs: dict[str, VariableTracker]
     ) -> VariableTracker:
-        graph_break("unsupported call", f"calling {self}")
+        graph_break(UNSUPPORTED_CALL, f"calling {self}")
 
     def call_method(
         self,
@@ -135,11 +145,11 @@ class VariableTracker:
         """
         handler = getattr(self, method_handler_name(name), None)
         if handler is None:
-            graph_break("unsupported call", f"method {name}() of {self}")
+            graph_break(UNSUPPORTED_CALL, f"method {name}() of {self}")
         return call_checked(handler, tx, args, kwargs, name)
 
     def unpack_var_sequence(self, tx: Translator) -> list[VariableTracker]:
-        graph_break("unsupported operator", f"iterating over {self}")
+        graph_break(UNSUPPORTED_OPERATOR, f"iterating over {self}")
 
     def get_iterator(self, tx: Translator) -> VariableTracker:
         """`iter(value)`: by default an iterator over `unpack_var_sequence`."""
@@ -150,7 +160,7 @@ class VariableTracker:
 
     def reconstruct(self, codegen: PyCodegen) -> None:
         """Emit bytecode that pushes this value (codegen prefers the source)."""
-        graph_break("cannot reconstruct", f"{self} has no source and no rebuild rule")
+        graph_break(CANNOT_RECONSTRUCT, f"{self} has no source and no rebuild rule")
 
     def set_name_hint(self, name: str) -> None:
         """STORE_FAST tells the value its variable name; tensors rename their node."""
@@ -193,7 +203,7 @@ def call_checked(
     try:
         inspect.signature(handler).bind(tx, *args, **kwargs)
     except TypeError as error:
-        graph_break("exception in traced code", f"{what}() called with bad arguments: {error}")
+        graph_break(EXCEPTION_IN_TRACED_CODE, f"{what}() called with bad arguments: {error}")
     return handler(tx, *args, **kwargs)
 
 
@@ -213,7 +223,7 @@ def bound_method_getattr(self: VariableTracker, tx: Translator, name: str) -> Va
     if callable(getattr(python_type, name, None)):
         return GetAttrVariable(self, name)
     if hasattr(python_type, name):
-        graph_break("unsupported attribute", f"{python_type.__name__}.{name} is not a method")
+        graph_break(UNSUPPORTED_ATTRIBUTE, f"{python_type.__name__}.{name} is not a method")
     raise_observed(AttributeError, f"{python_type.__name__!r} object has no attribute {name!r}")
 
 

@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 import torch
 
-from minidynamo.exc import graph_break
+from minidynamo.exc import UNSUPPORTED_VALUE, graph_break
 from minidynamo.guards import constant_guard_kind
 from minidynamo import polyfills
 from minidynamo.sources import AttrSource, GetItemSource, Source, closure_cell_source
@@ -128,7 +128,7 @@ class VariableBuilder:
 
     def wrap_tensor(self, value: torch.Tensor) -> VariableTracker:
         if self.source is None:
-            graph_break("unsupported value", "a tensor with no source cannot become a graph input")
+            graph_break(UNSUPPORTED_VALUE, "a tensor with no source cannot become a graph input")
         self.guard("TENSOR_MATCH", value)
         variable = self.output.add_graph_input(self.source, value)
         return self.output.side_effects.track_existing(value, variable)
@@ -163,7 +163,7 @@ class VariableBuilder:
 
     def wrap_dict(self, value: dict) -> VariableTracker:
         if not all(is_constant_value(key) for key in value):
-            graph_break("unsupported value", "a dict whose keys are not all constants")
+            graph_break(UNSUPPORTED_VALUE, "a dict whose keys are not all constants")
         self.guard("DICT_KEYS", value)
         items = {key: self.child(item, key) for key, item in value.items()}
         factory = getattr(value, "default_factory", None)
@@ -177,7 +177,7 @@ class VariableBuilder:
 
     def wrap_set(self, value: set) -> VariableTracker:
         if not all(is_constant_value(item) for item in value):
-            graph_break("unsupported value", "a set whose items are not all constants")
+            graph_break(UNSUPPORTED_VALUE, "a set whose items are not all constants")
         self.guard("EQUALS_MATCH", value)
         items = tuple(ConstantVariable(item) for item in value)
         variable = SetVariable(items, source=self.source, object_id=new_object_id())

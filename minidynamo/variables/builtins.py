@@ -33,7 +33,17 @@ import torch
 
 from minidynamo import polyfills
 from minidynamo.resume.origins import resume_origin
-from minidynamo.exc import ObservedException, Unsupported, graph_break, raise_observed
+from minidynamo.exc import (
+    DATA_DEPENDENT_BRANCH,
+    DATA_DEPENDENT_VALUE,
+    EXCEPTION_IN_TRACED_CODE,
+    UNSUPPORTED_CALL,
+    UNSUPPORTED_OPERATOR,
+    UNSUPPORTED_PYTHON_FEATURE,
+    ObservedException,
+    graph_break,
+    raise_observed,
+)
 from minidynamo.variables.base import (
     KnownFunctionVariable,
     VariableTracker,
@@ -154,7 +164,7 @@ class BuiltinVariable(KnownFunctionVariable):
 
             result = fold_value(self.fn, values[: len(args)], dict(zip(kwargs, values[len(args):])))
             return VariableBuilder(tx.output, None)(result)
-        graph_break("unsupported call", f"builtin {self.fn.__name__}() with arguments {args}")
+        graph_break(UNSUPPORTED_CALL, f"builtin {self.fn.__name__}() with arguments {args}")
 
     def var_getattr(self, tx: Translator, name: str) -> VariableTracker:
         from minidynamo.variables.builder import VariableBuilder
@@ -194,7 +204,7 @@ def call_operator(tx: Translator, fn: Callable[..., Any], args: list[Variable]) 
 def tensor_operator(tx: Translator, fn: Callable[..., Any], args: list[Variable]) -> Variable:
     """An operator with a tensor operand becomes a `call_function` node."""
     if fn is operator.contains:
-        graph_break("data-dependent value", "`in` on a tensor needs the tensor's data")
+        graph_break(DATA_DEPENDENT_VALUE, "`in` on a tensor needs the tensor's data")
     if fn in REFLECTED_COMPARISONS and not isinstance(args[0], TensorVariable):
         fn, args = REFLECTED_COMPARISONS[fn], [args[1], args[0]]
     return tx.output.create_node(tx, "call_function", fn, args, {})
@@ -211,7 +221,7 @@ def identity_compare(left: VariableTracker, right: VariableTracker) -> bool:
         return left.as_python_constant() is right.as_python_constant()
     if isinstance(left, ConstantVariable) or isinstance(right, ConstantVariable):
         return False  # a constant (None, ...) is never a tensor, a module or a function
-    graph_break("unsupported operator", f"`is` between {left} and {right}")
+    graph_break(UNSUPPORTED_OPERATOR, f"`is` between {left} and {right}")
 
 
 def truth_value(tx: Translator, value: VariableTracker) -> bool:
@@ -219,7 +229,7 @@ def truth_value(tx: Translator, value: VariableTracker) -> bool:
     value = value.realize()
     if isinstance(value, TensorVariable):
         graph_break(
-            "data-dependent branch",
+            DATA_DEPENDENT_BRANCH,
             "the truth value of a tensor (`if`, `and`, `or`, `not`, bool()) depends on its data",
         )
     if value.is_python_constant():
@@ -229,7 +239,7 @@ def truth_value(tx: Translator, value: VariableTracker) -> bool:
     python_type = value.python_type()
     if hasattr(python_type, "__bool__") or hasattr(python_type, "__len__"):
         what = f"truth value of a {python_type.__name__} (chapter 6)"
-        graph_break("unsupported Python feature", what)
+        graph_break(UNSUPPORTED_PYTHON_FEATURE, what)
     return True  # functions, modules, plain objects are true
 
 
@@ -287,7 +297,7 @@ def _setattr(tx: Translator, obj: Variable, name: Variable, value: Variable) -> 
 def _range(tx: Translator, *args: VariableTracker) -> VariableTracker:
     values = constant_values(args)
     if values is None:
-        graph_break("unsupported call", f"range() of non-constant arguments {args}")
+        graph_break(UNSUPPORTED_CALL, f"range() of non-constant arguments {args}")
     return RangeVariable(range(*values))
 
 
@@ -306,10 +316,11 @@ def _iter(tx: Translator, obj: VariableTracker) -> VariableTracker:
 
 
 def _next(tx: Translator, iterator: Variable, default: Variable | None = None) -> Variable:
-    item = iterator.get_iterator(tx).next_variable(tx)
+    iterator = iterator.get_iterator(tx)
+    item = iterator.next_variable(tx)
     if item is None:
         if default is None:
-            raise_observed(StopIteration)
+            iterator.raise_stop_iteration()
         return default
     return item
 
@@ -419,7 +430,7 @@ def _pick_by_key(
     """min/max(items, key=key): the first item whose (constant) key is the extreme one."""
     key_values = constant_values([key.call_function(tx, [item], {}) for item in items])
     if key_values is None:
-        graph_break("unsupported operator", f"{pick.__name__}() with non-constant keys")
+        graph_break(UNSUPPORTED_OPERATOR, f"{pick.__name__}() with non-constant keys")
     return items[key_values.index(pick(key_values))]
 
 
@@ -429,7 +440,7 @@ def _min_max_pair(tx: Translator, pick: Callable[..., Any], a: Variable, b: Vari
         return tx.output.create_node(tx, "call_function", function, [a, b], {})
     tensor, other = (a, b) if isinstance(a, TensorVariable) else (b, a)
     if not isinstance(tensor, TensorVariable) or not other.is_python_constant():
-        graph_break("unsupported call", f"{pick.__name__}() of {a} and {b}")
+        graph_break(UNSUPPORTED_CALL, f"{pick.__name__}() of {a} and {b}")
     bound = "min" if pick is max else "max"
     return tx.output.create_node(tx, "call_function", torch.clamp, [tensor], {bound: other})
 
@@ -440,10 +451,12 @@ def _numeric_conversion(python_type: type) -> Callable[..., VariableTracker]:
     def convert(tx: Translator, *args: VariableTracker) -> VariableTracker:
         if any(isinstance(arg, TensorVariable) for arg in args):
             what = f"{python_type.__name__}(tensor) needs the tensor's data"
-            graph_break("data-dependent value", what)
+            graph_break(DATA_DEPENDENT_VALUE, what)
         values = constant_values(args)
+        if values is None and python_type is str and len(args) == 1:
+            return args[0].call_method(tx, "__str__", [], {})  # str(e) of an exception, ...
         if values is None:
-            graph_break("unsupported call", f"{python_type.__name__}() of {args}")
+            graph_break(UNSUPPORTED_CALL, f"{python_type.__name__}() of {args}")
         return fold(python_type, values, {})
 
     return convert
@@ -456,7 +469,7 @@ def _locals(tx: Translator, *args: VariableTracker) -> VariableTracker:
     function's parameters are named after the original frame's (a local that is dead
     at the break is not passed on, so it is missing there, as in TorchDynamo)."""
     if args:
-        graph_break("unsupported call", "vars(obj) of an object")
+        graph_break(UNSUPPORTED_CALL, "vars(obj) of an object")
     code = original_code(tx.code)  # a resume function: the user's own frame's names
     items: dict[Any, VariableTracker] = {}
     for name in dict.fromkeys((*code.co_varnames, *code.co_cellvars, *code.co_freevars)):
@@ -479,13 +492,13 @@ def original_code(code: types.CodeType) -> types.CodeType:
 def _dir(tx: Translator, *args: VariableTracker) -> VariableTracker:
     """`dir()`: the sorted names of `locals()`; `dir(obj)` is not traced."""
     if args:
-        graph_break("unsupported call", "dir(obj) of an object")
+        graph_break(UNSUPPORTED_CALL, "dir(obj) of an object")
     names = sorted(_locals(tx).items)
     return ListVariable(tuple(ConstantVariable(name) for name in names), object_id=new_object_id())
 
 
 def _print(tx: Translator, *args: VariableTracker, **kwargs: VariableTracker) -> VariableTracker:
-    graph_break("unsupported call", "print() would write output while tracing")
+    graph_break(UNSUPPORTED_CALL, "print() would write output while tracing")
 
 
 def _super(tx: Translator, *args: VariableTracker) -> VariableTracker:
@@ -497,7 +510,7 @@ def _super(tx: Translator, *args: VariableTracker) -> VariableTracker:
         owner, obj = args
         return SuperVariable(owner.as_python_constant(), obj)
     if "__class__" not in tx.cells or not tx.code.co_varnames:
-        graph_break("exception in traced code", "super(): no arguments outside a method")
+        graph_break(EXCEPTION_IN_TRACED_CODE, "super(): no arguments outside a method")
     first = tx.code.co_varnames[0]
     obj = tx.cells[first].contents if first in tx.cells else tx.symbolic_locals[first]
     return SuperVariable(tx.cells["__class__"].contents.as_python_constant(), obj)

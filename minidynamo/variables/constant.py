@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, Sequence
 
 import torch
 
-from minidynamo.exc import graph_break, raise_observed
+from minidynamo.exc import UNSUPPORTED_CALL, UNSUPPORTED_VALUE, graph_break, raise_observed
 from minidynamo.variables.base import VariableTracker, constant_values
 
 if TYPE_CHECKING:
@@ -80,7 +80,7 @@ class ConstantVariable(VariableTracker):
         keyword_values = constant_values(list(kwargs.values()))
         if values is None or keyword_values is None:
             what = f"{type(self.value).__name__}.{name}() with non-constant arguments"
-            graph_break("unsupported call", what)
+            graph_break(UNSUPPORTED_CALL, what)
         method = getattr(self.value, name)
         return fold(method, values, dict(zip(kwargs, keyword_values)))
 
@@ -124,7 +124,7 @@ def constant(value: Any) -> VariableTracker:
     if type(value) in (list, dict, set):  # e.g. "a b".split(): a new mutable container
         return _new_container(value)
     if not is_constant_value(value):
-        graph_break("unsupported value", f"the {type(value).__name__} {value!r} is not a constant")
+        graph_break(UNSUPPORTED_VALUE, f"the {type(value).__name__} {value!r} is not a constant")
     return ConstantVariable(value)
 
 

@@ -43,7 +43,7 @@ from typing import TYPE_CHECKING, Any, Iterator, Sequence
 import torch
 import torch.fx
 
-from minidynamo.exc import graph_break
+from minidynamo.exc import CANNOT_RECONSTRUCT, UNSUPPORTED_CALL, graph_break
 from minidynamo.variables.base import VariableTracker
 from minidynamo.variables.constant import ConstantVariable
 
@@ -100,12 +100,12 @@ class GradModeClassVariable(VariableTracker):
             return GradModeVariable(ENTER_SETS_MODE[self.cls])
         if self.cls is torch.set_grad_enabled and len(args) == 1 and not kwargs:
             return self.set_grad_enabled(tx, args[0].realize())
-        graph_break("unsupported call", f"{self.cls.__name__}() called with {len(args)} arguments")
+        graph_break(UNSUPPORTED_CALL, f"{self.cls.__name__}() called with {len(args)} arguments")
 
     def set_grad_enabled(self, tx: Translator, flag: VariableTracker) -> VariableTracker:
         """Like eager's constructor, set the mode now; `__exit__` restores the one before."""
         if not flag.is_python_constant():
-            graph_break("unsupported call", f"torch.set_grad_enabled({flag}): the mode is not "
+            graph_break(UNSUPPORTED_CALL, f"torch.set_grad_enabled({flag}): the mode is not "
                         "a Python constant", hint="Pass True or False, not a tensor.")
         before = torch.is_grad_enabled()
         set_grad_mode(tx, bool(flag.as_python_constant()))
@@ -147,7 +147,7 @@ class GradModeVariable(VariableTracker):
 
     def reconstruct(self, codegen: PyCodegen) -> None:
         if self.mode_before is not None:
-            graph_break("cannot reconstruct", "a torch.set_grad_enabled(...) object outlives "
+            graph_break(CANNOT_RECONSTRUCT, "a torch.set_grad_enabled(...) object outlives "
                         "a graph break; rebuilding it would set the grad mode again")
         load_manager(codegen, self.enabled)
 

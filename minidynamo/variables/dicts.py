@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Sequence
 
-from minidynamo.exc import graph_break, raise_observed
+from minidynamo.exc import UNSUPPORTED_OPERATOR, graph_break, raise_observed
 from minidynamo.variables.base import (
     VariableTracker,
     bound_method_getattr,
@@ -35,7 +35,7 @@ def as_key(variable: VariableTracker) -> Any:
     """The Python constant used as a dict key or set element."""
     variable = variable.realize()
     if not variable.is_python_constant():
-        graph_break("unsupported operator", f"using {variable} as a dict key or set element")
+        graph_break(UNSUPPORTED_OPERATOR, f"using {variable} as a dict key or set element")
     key = variable.as_python_constant()
     try:
         hash(key)
@@ -329,5 +329,5 @@ def constant_keys(variables: list[VariableTracker]) -> list[Any]:
     """Keys of BUILD_MAP / BUILD_CONST_KEY_MAP, which must be constants."""
     values = constant_values(variables)
     if values is None:
-        graph_break("unsupported operator", "a dict with non-constant keys")
+        graph_break(UNSUPPORTED_OPERATOR, "a dict with non-constant keys")
     return values

@@ -23,7 +23,7 @@ import types
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Sequence
 
-from minidynamo.exc import ObservedException, graph_break
+from minidynamo.exc import UNSUPPORTED_ATTRIBUTE, UNSUPPORTED_CALL, ObservedException, graph_break
 from minidynamo.variables.base import KnownFunctionVariable, VariableTracker, new_object_id
 from minidynamo.variables.constant import ConstantVariable, constant
 from minidynamo.variables.lists import TupleVariable
@@ -54,9 +54,9 @@ class ExceptionClassVariable(KnownFunctionVariable):
         self, tx: Translator, args: Sequence[VariableTracker], kwargs: dict[str, VariableTracker]
     ) -> VariableTracker:
         if kwargs:
-            graph_break("unsupported call", f"{self.fn.__name__}() with keyword arguments")
+            graph_break(UNSUPPORTED_CALL, f"{self.fn.__name__}() with keyword arguments")
         if not has_plain_init(self.fn):
-            graph_break("unsupported call", f"{self.fn.__name__}() has its own __init__ or "
+            graph_break(UNSUPPORTED_CALL, f"{self.fn.__name__}() has its own __init__ or "
                         "__new__, which minidynamo does not trace")
         return ExceptionVariable(self.fn, tuple(arg.realize() for arg in args),
                                  object_id=new_object_id())
@@ -68,7 +68,7 @@ class ExceptionClassVariable(KnownFunctionVariable):
         value = getattr(self.fn, name)
         if isinstance(value, (str, int, tuple, type(None))):
             return constant(value)
-        graph_break("unsupported attribute", f"{self.fn.__name__}.{name}")
+        graph_break(UNSUPPORTED_ATTRIBUTE, f"{self.fn.__name__}.{name}")
 
 
 @dataclass(frozen=True, eq=False, repr=False)
@@ -100,10 +100,22 @@ class ExceptionVariable(VariableTracker):
             return ExceptionClassVariable(self.exc_type)
         if name in self.attributes:
             return self.attributes[name]
+        if name == "value" and issubclass(self.exc_type, (StopIteration, StopAsyncIteration)):
+            return self.args[0] if self.args else ConstantVariable(None)  # set by its __init__
         if name in ("errno", "strerror", "filename", "name", "obj", "value", "code"):
-            graph_break("unsupported attribute", f"{self.exc_type.__name__}.{name}")
+            graph_break(UNSUPPORTED_ATTRIBUTE, f"{self.exc_type.__name__}.{name}")
         raise ObservedException(AttributeError, (
             f"{self.exc_type.__name__!r} object has no attribute {name!r}",))
+
+    def dunder_str(self, tx: Translator) -> VariableTracker:
+        """`str(e)`: what the real exception's `__str__` says of the same arguments
+        (`str(KeyError("k"))` is `"'k'"`), when they are constants."""
+        if not isinstance(self.exc_type.__str__, types.WrapperDescriptorType):
+            graph_break(UNSUPPORTED_CALL, f"str() of {self}: its class defines __str__")
+        if not all(arg.is_python_constant() for arg in self.args):
+            graph_break(UNSUPPORTED_CALL, f"str() of {self} with non-constant arguments")
+        real = self.exc_type(*(arg.as_python_constant() for arg in self.args))
+        return ConstantVariable(str(real))
 
     def chained(self, *, cause: VariableTracker | None = None,
                 context: VariableTracker | None = None) -> ExceptionVariable:

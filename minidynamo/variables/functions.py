@@ -27,7 +27,7 @@ import types
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
-from minidynamo.exc import graph_break, raise_observed
+from minidynamo.exc import EXCEPTION_IN_TRACED_CODE, graph_break, raise_observed
 from minidynamo.sources import (
     AttrSource,
     Source,
@@ -64,7 +64,7 @@ def bind_arguments(
     try:
         bound = signature.bind(*args, **kwargs)
     except TypeError as error:
-        graph_break("exception in traced code", f"calling {code.co_name}(): {error}")
+        graph_break(EXCEPTION_IN_TRACED_CODE, f"calling {code.co_name}(): {error}")
     bound.apply_defaults()
     # inspect spells a comprehension's hidden parameter `.0` as `implicit0`
     real_names = {f"implicit{name[1:]}": name for name in code.co_varnames if name.startswith(".")}

@@ -19,9 +19,9 @@ from __future__ import annotations
 
 import types
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
-from minidynamo.exc import ObservedException, graph_break, raise_observed
+from minidynamo.exc import CANNOT_RECONSTRUCT, ObservedException, graph_break, raise_observed
 from minidynamo.variables.base import VariableTracker, bound_method_getattr, new_object_id
 from minidynamo.variables.constant import ConstantVariable
 
@@ -57,11 +57,15 @@ class IteratorVariable(VariableTracker):
         return self  # iter(iterator) is the iterator itself
 
     def dunder_next(self, tx: Translator) -> VariableTracker:
-        """`next(it)` / `it.__next__()`; exhaustion would raise StopIteration."""
+        """`next(it)` / `it.__next__()`; exhaustion raises StopIteration."""
         item = self.next_variable(tx)
         if item is None:
-            raise_observed(StopIteration)
+            self.raise_stop_iteration()
         return item
+
+    def raise_stop_iteration(self) -> NoReturn:
+        """What exhaustion raises: a plain StopIteration (a generator's carries a value)."""
+        raise_observed(StopIteration)
 
     def reconstruct(self, codegen: PyCodegen) -> None:
         """An iterator made while tracing escapes as `iter([remaining items])`."""
@@ -130,6 +134,21 @@ class GeneratorVariable(IteratorVariable):
     def next_variable(self, tx: Translator) -> VariableTracker | None:
         return self.generator_tx.resume(tx)
 
+    def raise_stop_iteration(self) -> NoReturn:
+        """`StopIteration(returned)` when the generator has just returned a value, so that
+        `e.value` is it; a plain StopIteration when it returned None or was already done."""
+        returned = self.generator_tx.stop_value
+        if returned is None or (isinstance(returned, ConstantVariable) and returned.value is None):
+            raise_observed(StopIteration)
+        raise_observed(StopIteration, returned)
+
+    def method_send(self, tx: Translator, value: VariableTracker) -> VariableTracker:
+        """`gen.send(value)`: resume it with `value` as what its `yield` evaluates to."""
+        item = self.generator_tx.resume(tx, value.realize())
+        if item is None:
+            self.raise_stop_iteration()
+        return item
+
     def method_throw(self, tx: Translator, value: VariableTracker) -> VariableTracker:
         """`gen.throw(exception)` (chapter 8): the generator's next value, else StopIteration."""
         from minidynamo.variables.exceptions import instantiate
@@ -138,7 +157,7 @@ class GeneratorVariable(IteratorVariable):
         raised = ObservedException(exception.exc_type, exception.args, value=exception)
         item = self.generator_tx.throw(tx, raised)
         if item is None:
-            raise_observed(StopIteration)
+            self.raise_stop_iteration()
         return item
 
     def method_close(self, tx: Translator) -> VariableTracker:
@@ -161,7 +180,7 @@ class GeneratorVariable(IteratorVariable):
         return items
 
     def reconstruct(self, codegen: PyCodegen) -> None:
-        graph_break("cannot reconstruct", "a generator made while tracing escapes the frame")
+        graph_break(CANNOT_RECONSTRUCT, "a generator made while tracing escapes the frame")
 
     def __repr__(self) -> str:
         return f"GeneratorVariable({self.generator_tx.code.co_name})"

@@ -22,7 +22,12 @@ from typing import TYPE_CHECKING, Any, Callable
 
 import torch
 
-from minidynamo.exc import graph_break, raise_observed
+from minidynamo.exc import (
+    EXCEPTION_IN_TRACED_CODE,
+    UNSUPPORTED_OPERATOR,
+    graph_break,
+    raise_observed,
+)
 from minidynamo.variables.base import (
     VariableTracker,
     bound_method_getattr,
@@ -40,7 +45,7 @@ def _as_index(tx: Translator, index: VariableTracker) -> int | slice:
     """A constant list index or slice; a tensor index into a Python list breaks."""
     index = index.realize()
     if not index.is_python_constant():
-        graph_break("unsupported operator", f"indexing a Python sequence with {index}")
+        graph_break(UNSUPPORTED_OPERATOR, f"indexing a Python sequence with {index}")
     return index.as_python_constant()
 
 
@@ -55,7 +60,7 @@ def sorted_items(
         key.is_python_constant() and key.as_python_constant() is None) else items
     key_values = constant_values(keys)
     if key_values is None:
-        graph_break("unsupported operator", "sorting values whose sort keys are not constants")
+        graph_break(UNSUPPORTED_OPERATOR, "sorting values whose sort keys are not constants")
     descending = bool(reverse.as_python_constant()) if reverse is not None else False
     try:
         order = sorted(range(len(items)), key=lambda index: key_values[index], reverse=descending)
@@ -111,13 +116,13 @@ class BaseListVariable(VariableTracker):
     def dunder_contains(self, tx: Translator, value: VariableTracker) -> VariableTracker:
         values = constant_values([*self.items, value])
         if values is None:
-            graph_break("unsupported operator", f"`in` on {self} with non-constant items")
+            graph_break(UNSUPPORTED_OPERATOR, f"`in` on {self} with non-constant items")
         return ConstantVariable(values[-1] in values[:-1])
 
     def dunder_add(self, tx: Translator, other: VariableTracker) -> VariableTracker:
         other = other.realize()
         if type(other) is not type(self):
-            graph_break("unsupported operator", f"{self} + {other}")
+            graph_break(UNSUPPORTED_OPERATOR, f"{self} + {other}")
         return self.with_items(self.items + other.items)
 
     def dunder_mul(self, tx: Translator, count: VariableTracker) -> VariableTracker:
@@ -130,7 +135,7 @@ class BaseListVariable(VariableTracker):
         values = constant_values([self, other])
         if values is None:
             what = f"comparing {self} with {other}: the items are not constants"
-            graph_break("unsupported operator", what)
+            graph_break(UNSUPPORTED_OPERATOR, what)
         return fold(operation, values, {})
 
     def dunder_eq(self, tx: Translator, other: VariableTracker) -> VariableTracker:
@@ -154,13 +159,13 @@ class BaseListVariable(VariableTracker):
     def method_index(self, tx: Translator, value: VariableTracker) -> VariableTracker:
         values = constant_values([*self.items, value])
         if values is None or values[-1] not in values[:-1]:
-            graph_break("unsupported operator", f"{self}.index({value})")
+            graph_break(UNSUPPORTED_OPERATOR, f"{self}.index({value})")
         return ConstantVariable(values[:-1].index(values[-1]))
 
     def method_count(self, tx: Translator, value: VariableTracker) -> VariableTracker:
         values = constant_values([*self.items, value])
         if values is None:
-            graph_break("unsupported operator", f"{self}.count() with non-constant items")
+            graph_break(UNSUPPORTED_OPERATOR, f"{self}.count() with non-constant items")
         return ConstantVariable(values[:-1].count(values[-1]))
 
     def __repr__(self) -> str:
@@ -329,7 +334,7 @@ class NamedTupleVariable(TupleVariable):
         unknown = set(changes) - set(fields)
         if unknown:
             what = f"_replace() got unexpected field names {sorted(unknown)}"
-            graph_break("exception in traced code", what)
+            graph_break(EXCEPTION_IN_TRACED_CODE, what)
         items = tuple(changes.get(field, item) for field, item in zip(fields, self.items))
         return self.clone(items=items, source=None)
 

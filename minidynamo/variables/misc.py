@@ -18,7 +18,7 @@ import types
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Sequence
 
-from minidynamo.exc import graph_break, raise_observed
+from minidynamo.exc import raise_observed
 from minidynamo.sources import AttrSource
 from minidynamo.variables.base import VariableTracker
 from minidynamo.variables.constant import ConstantVariable

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Sequence
 import torch
 from torch.nn.modules import module as module_internals
 
-from minidynamo.exc import graph_break
+from minidynamo.exc import UNSUPPORTED_CALL, UNSUPPORTED_MUTATION, graph_break
 from minidynamo.sources import AttrSource, GetItemSource, Source
 from minidynamo.variables.base import VariableTracker
 from minidynamo.variables.constant import ConstantVariable
@@ -90,7 +90,7 @@ class NNModuleVariable(VariableTracker):
         tx.output.guards.add("NO_HOOKS", self.source, self.module)
         if has_hooks(self.module):
             what = f"calling {type(self.module).__name__} with hooks registered"
-            graph_break("unsupported call", what)
+            graph_break(UNSUPPORTED_CALL, what)
         if type(self.module).__call__ is not torch.nn.Module.__call__:
             return self.var_getattr(tx, "__call__").call_function(tx, args, kwargs)
         return self.var_getattr(tx, "forward").call_function(tx, args, kwargs)
@@ -111,7 +111,7 @@ class NNModuleVariable(VariableTracker):
         value = value.realize()
         if isinstance(value, NNModuleVariable) or name in self.module._modules:
             what = f"assigning a submodule to {type(self.module).__name__}.{name}"
-            graph_break("unsupported mutation", what)
+            graph_break(UNSUPPORTED_MUTATION, what)
         tx.output.side_effects.mutate(self.clone(attributes={**self.attributes, name: value}))
         return ConstantVariable(None)
 

@@ -23,7 +23,13 @@ from typing import TYPE_CHECKING, Any, Sequence
 import torch
 import torch.fx
 
-from minidynamo.exc import graph_break, raise_observed
+from minidynamo.exc import (
+    DATA_DEPENDENT_VALUE,
+    UNSUPPORTED_ATTRIBUTE,
+    UNSUPPORTED_OPERATOR,
+    graph_break,
+    raise_observed,
+)
 from minidynamo.sources import AttrSource
 from minidynamo.variables.base import VariableTracker
 from minidynamo.variables.constant import constant
@@ -83,7 +89,7 @@ class TensorVariable(VariableTracker):
             return GetAttrVariable(self, name)  # a method: called by call_method
         if not hasattr(self.class_, name) and not has_own_attribute(tx, self, name):
             raise_observed(AttributeError, f"'Tensor' object has no attribute {name!r}")
-        graph_break("unsupported attribute", f"Tensor attribute {name!r}")
+        graph_break(UNSUPPORTED_ATTRIBUTE, f"Tensor attribute {name!r}")
 
     def call_method(
         self,
@@ -93,7 +99,7 @@ class TensorVariable(VariableTracker):
         kwargs: dict[str, VariableTracker],
     ) -> VariableTracker:
         if name in DATA_DEPENDENT_METHODS:
-            graph_break("data-dependent value", f"Tensor.{name}() needs the tensor's data")
+            graph_break(DATA_DEPENDENT_VALUE, f"Tensor.{name}() needs the tensor's data")
         if name in ("size", "stride") and not args and not kwargs:
             return constant(getattr(self.example_value, name)())
         return tx.output.create_node(tx, "call_method", name, [self, *args], kwargs)
@@ -101,7 +107,7 @@ class TensorVariable(VariableTracker):
     def unpack_var_sequence(self, tx: Translator) -> list[VariableTracker]:
         """Iterating a tensor walks its first dimension: one `x[i]` node per row."""
         if self.example_value.dim() == 0:
-            graph_break("unsupported operator", "iterating over a 0-d tensor")
+            graph_break(UNSUPPORTED_OPERATOR, "iterating over a 0-d tensor")
         rows = self.example_value.shape[0]
         return [self.getitem(tx, constant(index)) for index in range(rows)]
 

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any, Sequence
 
 import torch
 
-from minidynamo.exc import graph_break
+from minidynamo.exc import GLOBAL_SIDE_EFFECT, graph_break
 from minidynamo.variables.base import KnownFunctionVariable, VariableTracker
 
 if TYPE_CHECKING:
@@ -88,5 +88,5 @@ class TorchFunctionVariable(KnownFunctionVariable):
     ) -> VariableTracker:
         name = getattr(self.fn, "__name__", "")
         if name in GLOBAL_STATE_NAMES or name.startswith("set_"):
-            graph_break("global side effect", f"torch.{name}() changes global state")
+            graph_break(GLOBAL_SIDE_EFFECT, f"torch.{name}() changes global state")
         return tx.output.create_node(tx, "call_function", self.fn, args, kwargs)

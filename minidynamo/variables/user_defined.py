@@ -28,7 +28,13 @@ from typing import TYPE_CHECKING, Any, Sequence
 
 import torch
 
-from minidynamo.exc import graph_break, raise_observed
+from minidynamo.exc import (
+    EXCEPTION_IN_TRACED_CODE,
+    UNSUPPORTED_ATTRIBUTE,
+    UNSUPPORTED_CALL,
+    graph_break,
+    raise_observed,
+)
 from minidynamo.sources import AttrSource, Source
 from minidynamo.variables.base import VariableTracker, new_object_id
 from minidynamo.variables.constant import ConstantVariable, constant
@@ -68,7 +74,7 @@ def class_attribute(
         return UserMethodVariable(attribute.__func__, owner)
     if isinstance(attribute, property):
         if attribute.fget is None or not isinstance(attribute.fget, types.FunctionType):
-            graph_break("unsupported attribute", f"property {name!r} has no Python getter")
+            graph_break(UNSUPPORTED_ATTRIBUTE, f"property {name!r} has no Python getter")
         return UserFunctionVariable(attribute.fget).call_function(tx, [obj], {})
     if isinstance(attribute, types.FunctionType):
         if obj.source is not None:  # the class's function, next time too (`Cls.f = g`)
@@ -77,7 +83,7 @@ def class_attribute(
         return UserMethodVariable(attribute, obj, source=source)
     if hasattr(type(attribute), "__get__") and not isinstance(attribute, type):
         what = f"{cls.__name__}.{name} is a {type(attribute).__name__} descriptor"
-        graph_break("unsupported attribute", what)
+        graph_break(UNSUPPORTED_ATTRIBUTE, what)
     return VariableBuilder(tx.output, source)(attribute)
 
 
@@ -101,7 +107,7 @@ def object_attribute(
     custom_getattr = _lookup_static(cls, "__getattr__")
     if custom_getattr is not _MISSING and custom_getattr is not torch.nn.Module.__getattr__:
         what = f"{cls.__name__} defines __getattr__ (reading {name!r})"
-        graph_break("unsupported attribute", what)
+        graph_break(UNSUPPORTED_ATTRIBUTE, what)
     raise_observed(AttributeError, f"{cls.__name__!r} object has no attribute {name!r}")
 
 
@@ -141,7 +147,7 @@ class UserDefinedClassVariable(VariableTracker):
         elif hasattr(type(attribute), "__get__") and not isinstance(
             attribute, (types.FunctionType, type)
         ):
-            graph_break("unsupported attribute", f"{self.cls.__name__}.{name} is a descriptor")
+            graph_break(UNSUPPORTED_ATTRIBUTE, f"{self.cls.__name__}.{name} is a descriptor")
         source = AttrSource(self.source, name) if self.source else None
         return VariableBuilder(tx.output, source)(attribute)
 
@@ -159,7 +165,7 @@ class UserDefinedClassVariable(VariableTracker):
             return _construct_dict(tx, self.cls, args, kwargs)
         if _is_plain_class(self.cls):
             return _construct(tx, self, args, kwargs)
-        graph_break("unsupported call", f"constructing a {self.cls.__name__} while tracing")
+        graph_break(UNSUPPORTED_CALL, f"constructing a {self.cls.__name__} while tracing")
 
     def reconstruct(self, codegen: PyCodegen) -> None:
         codegen.load_object(self.cls)
@@ -179,7 +185,7 @@ def _namedtuple_items(
     for name, default in cls._field_defaults.items():
         values.setdefault(name, constant(default))
     if set(values) != set(cls._fields):
-        graph_break("exception in traced code", f"{cls.__name__}() got fields {sorted(values)}")
+        graph_break(EXCEPTION_IN_TRACED_CODE, f"{cls.__name__}() got fields {sorted(values)}")
     return [values[name] for name in cls._fields]
 
 

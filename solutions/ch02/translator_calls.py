@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 from minidynamo.bytecode import Instruction
-from minidynamo.exc import graph_break
+from minidynamo.exc import UNSUPPORTED_CALL, graph_break
 from minidynamo.variables import ConstDictVariable, NestedUserFunctionVariable, NullVariable
 if TYPE_CHECKING:
     from minidynamo.translator.base import InstructionTranslatorBase

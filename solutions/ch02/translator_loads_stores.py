@@ -8,7 +8,7 @@ from __future__ import annotations
 import builtins
 from typing import TYPE_CHECKING
 from minidynamo.bytecode import Instruction
-from minidynamo.exc import graph_break
+from minidynamo.exc import UNDEFINED_VARIABLE, UNSUPPORTED_PYTHON_FEATURE, graph_break
 from minidynamo.sources import AttrSource, GlobalSource, GlobalsSource, ImportSource, Source
 from minidynamo.variables import CellVariable, ConstantVariable, NullVariable, VariableBuilder, VariableTracker, constant, new_object_id
 from minidynamo.variables.lazy import LazyVariableTracker
@@ -22,6 +22,6 @@ class LoadStoreHandlers:
     def LOAD_FAST(self: InstructionTranslatorBase, inst: Instruction) -> None:
         if inst.argval not in self.symbolic_locals:
             what = f"local variable {inst.argval!r} is read before assignment"
-            graph_break("undefined variable", what)
+            graph_break(UNDEFINED_VARIABLE, what)
         value = self.symbolic_locals[inst.argval]
         self.push(value.unwrap() if isinstance(value, LazyVariableTracker) else value)

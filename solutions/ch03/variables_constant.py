@@ -10,7 +10,7 @@ import types
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Sequence
 import torch
-from minidynamo.exc import graph_break, raise_observed
+from minidynamo.exc import UNSUPPORTED_CALL, UNSUPPORTED_VALUE, graph_break, raise_observed
 from minidynamo.variables.base import VariableTracker, constant_values
 if TYPE_CHECKING:
     from minidynamo.codegen import PyCodegen
@@ -35,6 +35,6 @@ class ConstantVariable:
         keyword_values = constant_values(list(kwargs.values()))
         if values is None or keyword_values is None:
             what = f"{type(self.value).__name__}.{name}() with non-constant arguments"
-            graph_break("unsupported call", what)
+            graph_break(UNSUPPORTED_CALL, what)
         method = getattr(self.value, name)
         return fold(method, values, dict(zip(kwargs, keyword_values)))

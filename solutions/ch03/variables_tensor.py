@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Sequence
 import torch
 import torch.fx
-from minidynamo.exc import graph_break, raise_observed
+from minidynamo.exc import DATA_DEPENDENT_VALUE, UNSUPPORTED_ATTRIBUTE, UNSUPPORTED_OPERATOR, graph_break, raise_observed
 from minidynamo.sources import AttrSource
 from minidynamo.variables.base import VariableTracker
 from minidynamo.variables.constant import constant
@@ -37,4 +37,4 @@ class TensorVariable:
             return GetAttrVariable(self, name)  # a method: called by call_method
         if not hasattr(self.class_, name) and not has_own_attribute(tx, self, name):
             raise_observed(AttributeError, f"'Tensor' object has no attribute {name!r}")
-        graph_break("unsupported attribute", f"Tensor attribute {name!r}")
+        graph_break(UNSUPPORTED_ATTRIBUTE, f"Tensor attribute {name!r}")

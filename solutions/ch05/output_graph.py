@@ -16,7 +16,7 @@ from torch._subclasses.fake_tensor import DataDependentOutputException, DynamicO
 from minidynamo import logs
 from minidynamo.bytecode import Instruction, create_instruction
 from minidynamo.codegen import GRAPH_OUTPUT_LOCAL, PyCodegen
-from minidynamo.exc import BackendCompilerFailed, Unsupported, graph_break
+from minidynamo.exc import DATA_DEPENDENT_VALUE, EXCEPTION_IN_TRACED_CODE, BackendCompilerFailed, Unsupported, graph_break
 from minidynamo.guards import GuardSet
 from minidynamo.side_effects import SideEffects
 from minidynamo.sources import AttrSource, ChainedSource, Source
@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from minidynamo.translator.base import InstructionTranslatorBase as Translator
 
 # defined next to the exercises in the package:
-from minidynamo.output_graph import _global_names, is_mutating
+from minidynamo.output_graph import _global_names, has_side_effect
 
 
 class OutputGraph:
@@ -49,10 +49,10 @@ class OutputGraph:
                 return target(*fake_args, **fake_kwargs)
         except (DataDependentOutputException, DynamicOutputShapeException) as error:
             what = f"{name}() depends on tensor data ({type(error).__name__})"
-            graph_break("data-dependent value", what)
+            graph_break(DATA_DEPENDENT_VALUE, what)
         except Exception as error:  # the same call would raise in eager mode
             what = f"{name}() raised {type(error).__name__}: {error}"
-            graph_break("exception in traced code", what)
+            graph_break(EXCEPTION_IN_TRACED_CODE, what)
 
     def create_node(
         self,
@@ -66,7 +66,7 @@ class OutputGraph:
         node_args = tuple(arg.realize().as_proxy() for arg in args)
         node_kwargs = {name: value.realize().as_proxy() for name, value in kwargs.items()}
         example = self.run_on_fakes(kind, target, node_args, node_kwargs)
-        if not contains_tensor(example) and not is_mutating(kind, target):
+        if not contains_tensor(example) and not has_side_effect(kind, target):
             return constant(example)  # x.dim(), torch.is_tensor(x): known now, no node
         node = self.graph.create_node(kind, target, node_args, node_kwargs)
         node.meta["example_value"] = example

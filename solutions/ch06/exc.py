@@ -9,16 +9,16 @@ from dataclasses import dataclass, field
 from typing import Any, NoReturn
 
 # defined next to the exercises in the package:
-from minidynamo.exc import CATALOGUE, InternalError, Unsupported
+from minidynamo.exc import BreakKind, CATALOGUE, InternalError, Unsupported
 
 
-def graph_break(kind: str, reason: str, *, hint: str | None = None) -> NoReturn:
-    """Stop tracing with a graph break of catalogue kind `kind` (e.g. "unsupported call").
+def graph_break(kind: BreakKind, reason: str, *, hint: str | None = None) -> NoReturn:
+    """Stop tracing with a graph break of catalogue kind `kind` (e.g. `UNSUPPORTED_CALL`).
 
     `reason` is one line naming the operation and why it cannot be traced;
     `hint` overrides the catalogue's generic hint when a better one is known.
+    A kind that is not one of the catalogue's constants is minidynamo's own bug.
     """
-    if kind not in CATALOGUE:
-        raise InternalError(f"graph break of unknown kind {kind!r}: {reason}")
-    entry = CATALOGUE[kind]
-    raise Unsupported(entry, reason, hint or entry.hint)
+    if CATALOGUE.get(getattr(kind, "title", None)) is not kind:
+        raise InternalError(f"graph break of a kind not in the catalogue {kind!r}: {reason}")
+    raise Unsupported(kind, reason, hint or kind.hint)

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Callable, Sequence
 import torch
 from minidynamo import polyfills
 from minidynamo.resume.origins import resume_origin
-from minidynamo.exc import ObservedException, Unsupported, graph_break, raise_observed
+from minidynamo.exc import DATA_DEPENDENT_BRANCH, DATA_DEPENDENT_VALUE, EXCEPTION_IN_TRACED_CODE, UNSUPPORTED_CALL, UNSUPPORTED_OPERATOR, UNSUPPORTED_PYTHON_FEATURE, ObservedException, graph_break, raise_observed
 from minidynamo.variables.base import KnownFunctionVariable, VariableTracker, call_checked, constant_values, method_handler_name, new_object_id
 from minidynamo.variables.constant import ConstantVariable, constant, fold, fold_value
 from minidynamo.variables.dicts import ConstDictVariable, as_key, dict_items, set_from_values
@@ -31,7 +31,7 @@ def truth_value(tx: Translator, value: VariableTracker) -> bool:
     value = value.realize()
     if isinstance(value, TensorVariable):
         graph_break(
-            "data-dependent branch",
+            DATA_DEPENDENT_BRANCH,
             "the truth value of a tensor (`if`, `and`, `or`, `not`, bool()) depends on its data",
         )
     if value.is_python_constant():
@@ -41,5 +41,5 @@ def truth_value(tx: Translator, value: VariableTracker) -> bool:
     python_type = value.python_type()
     if hasattr(python_type, "__bool__") or hasattr(python_type, "__len__"):
         what = f"truth value of a {python_type.__name__} (chapter 6)"
-        graph_break("unsupported Python feature", what)
+        graph_break(UNSUPPORTED_PYTHON_FEATURE, what)
     return True  # functions, modules, plain objects are true

@@ -62,7 +62,7 @@ def test_the_page_links_minidynamos_entry_and_torchs():
 
 def test_a_break_message_names_torchs_counterpart():
     with pytest.raises(exc.Unsupported) as info:
-        exc.graph_break("data-dependent branch", "if on a tensor")
+        exc.graph_break(exc.DATA_DEPENDENT_BRANCH, "if on a tensor")
     assert "Graph break MD0003 (data-dependent branch)" in str(info.value)
     assert "TorchDynamo: GB0170 (Data-dependent branching)" in str(info.value)
 

@@ -19,7 +19,7 @@ from minidynamo.logs import graph_breaks_log, log
 from minidynamo.output_graph import Backend, OutputGraph
 from minidynamo.translator import InstructionTranslator
 from minidynamo.variables.ctx_manager import restoring_grad_mode
-from minidynamo.translator.breaks import STATEMENT_BOUNDARY, RestartAnalysis
+from minidynamo.translator.breaks import RestartAnalysis
 
 # defined next to the exercises in the package:
 from minidynamo.convert_frame import call_compiled, is_skipped_frame

@@ -7,7 +7,7 @@ import inspect
 import types
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Sequence
-from minidynamo.exc import graph_break
+from minidynamo.exc import EXCEPTION_IN_TRACED_CODE, graph_break
 from minidynamo.sources import AttrSource, Source, closure_cell_source, default_argument_source, keyword_default_source
 from minidynamo.variables.base import VariableTracker, new_object_id
 from minidynamo.variables.dicts import ConstDictVariable
@@ -37,7 +37,7 @@ def bind_arguments(
     try:
         bound = signature.bind(*args, **kwargs)
     except TypeError as error:
-        graph_break("exception in traced code", f"calling {code.co_name}(): {error}")
+        graph_break(EXCEPTION_IN_TRACED_CODE, f"calling {code.co_name}(): {error}")
     # inspect spells a comprehension's hidden parameter `.0` as `implicit0`
     real_names = {f"implicit{name[1:]}": name for name in code.co_varnames if name.startswith(".")}
     local_variables = {}

@@ -7,7 +7,7 @@ import inspect
 from typing import Any, Sequence
 from minidynamo import config
 from minidynamo.bytecode import Instruction, scan
-from minidynamo.exc import Unsupported, graph_break
+from minidynamo.exc import INLINING_TOO_DEEP, UNSUPPORTED_PYTHON_FEATURE, graph_break
 from minidynamo.translator.base import InstructionTranslatorBase
 from minidynamo.variables import ConstantVariable, VariableTracker, new_object_id
 from minidynamo.variables.iterators import GeneratorVariable
@@ -34,9 +34,9 @@ class InliningInstructionTranslator:
         code = fn.get_code()
         for flag, what in UNSUPPORTED_CODE_FLAGS.items():
             if code.co_flags & flag:
-                graph_break("unsupported Python feature", f"calling {code.co_name}, {what}")
+                graph_break(UNSUPPORTED_PYTHON_FEATURE, f"calling {code.co_name}, {what}")
         if tx.depth() >= config.inline_depth_limit:
-            graph_break("inlining too deep", f"calling {code.co_name} {tx.depth()} calls deep")
+            graph_break(INLINING_TOO_DEEP, f"calling {code.co_name} {tx.depth()} calls deep")
         symbolic_locals = fn.bind(tx, args, kwargs)
         cells = dict(zip(code.co_freevars, fn.closure_cells(tx)))
         if code.co_flags & inspect.CO_GENERATOR:  # nothing runs until the first next()

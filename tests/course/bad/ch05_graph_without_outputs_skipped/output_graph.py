@@ -22,10 +22,10 @@ class OutputGraph:
                 return target(*fake_args, **fake_kwargs)
         except (DataDependentOutputException, DynamicOutputShapeException) as error:
             what = f"{name}() depends on tensor data ({type(error).__name__})"
-            graph_break("data-dependent value", what)
+            graph_break(DATA_DEPENDENT_VALUE, what)
         except Exception as error:  # the same call would raise in eager mode
             what = f"{name}() raised {type(error).__name__}: {error}"
-            graph_break("exception in traced code", what)
+            graph_break(EXCEPTION_IN_TRACED_CODE, what)
 
     def create_node(
         self,
@@ -39,7 +39,7 @@ class OutputGraph:
         node_args = tuple(arg.realize().as_proxy() for arg in args)
         node_kwargs = {name: value.realize().as_proxy() for name, value in kwargs.items()}
         example = self.run_on_fakes(kind, target, node_args, node_kwargs)
-        if not contains_tensor(example) and not is_mutating(kind, target):
+        if not contains_tensor(example) and not has_side_effect(kind, target):
             return constant(example)  # x.dim(), torch.is_tensor(x): known now, no node
         node = self.graph.create_node(kind, target, node_args, node_kwargs)
         node.meta["example_value"] = example

@@ -1,6 +1,6 @@
 """A common mistake: a result with no tensor in it is always a constant, not a node.
 That is right for `x.dim()`, but `y[0] = 5.0` (operator.setitem) also returns None
-and changes y: it must be recorded whatever it returns (`is_mutating`), or the
+and changes y: it must be recorded whatever it returns (`has_side_effect`), or the
 write is lost."""
 
 from __future__ import annotations
@@ -23,10 +23,10 @@ class OutputGraph:
                 return target(*fake_args, **fake_kwargs)
         except (DataDependentOutputException, DynamicOutputShapeException) as error:
             what = f"{name}() depends on tensor data ({type(error).__name__})"
-            graph_break("data-dependent value", what)
+            graph_break(DATA_DEPENDENT_VALUE, what)
         except Exception as error:  # the same call would raise in eager mode
             what = f"{name}() raised {type(error).__name__}: {error}"
-            graph_break("exception in traced code", what)
+            graph_break(EXCEPTION_IN_TRACED_CODE, what)
 
     def create_node(
         self,

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Callable, Sequence
 import torch
 from minidynamo import polyfills
 from minidynamo.resume.origins import resume_origin
-from minidynamo.exc import ObservedException, Unsupported, graph_break, raise_observed
+from minidynamo.exc import DATA_DEPENDENT_BRANCH, UNSUPPORTED_PYTHON_FEATURE, graph_break
 from minidynamo.variables.base import KnownFunctionVariable, VariableTracker, call_checked, constant_values, method_handler_name, new_object_id
 from minidynamo.variables.constant import ConstantVariable, constant, fold, fold_value
 from minidynamo.variables.dicts import ConstDictVariable, as_key, dict_items, set_from_values
@@ -30,7 +30,7 @@ def truth_value(tx: Translator, value: VariableTracker) -> bool:
     """`bool(value)` at trace time: constants and container lengths are known; tensors are not."""
     if isinstance(value, TensorVariable):  # (a frame input is still a lazy tracker here)
         graph_break(
-            "data-dependent branch",
+            DATA_DEPENDENT_BRANCH,
             "the truth value of a tensor (`if`, `and`, `or`, `not`, bool()) depends on its data",
         )
     if value.is_python_constant():
@@ -40,5 +40,5 @@ def truth_value(tx: Translator, value: VariableTracker) -> bool:
     python_type = value.python_type()
     if hasattr(python_type, "__bool__") or hasattr(python_type, "__len__"):
         what = f"truth value of a {python_type.__name__} (chapter 6)"
-        graph_break("unsupported Python feature", what)
+        graph_break(UNSUPPORTED_PYTHON_FEATURE, what)
     return True  # functions, modules, plain objects are true
