@@ -104,31 +104,54 @@ def scalar_type_name(dtype: torch.dtype) -> str:
         return str(dtype).removeprefix("torch.")
 
 
-def tensor_mismatch(name: str, expected: TensorFacts, tensor: Any) -> str | None:
-    """Why `tensor` does not match, in the order and words of torch's TensorGuards."""
-    prefix = f"tensor {name!r}"
-    if not isinstance(tensor, torch.Tensor) or type(tensor) is not expected.cls:
-        return f"{prefix} type mismatch. expected {expected.cls.__name__}, actual {type(tensor).__name__}"
-    actual = TensorFacts.of(tensor)
+def key_set_as_torch_prints_it(keys: Any) -> Any:
+    """A tensor's dispatch key set with this thread's included and excluded keys applied
+    (BackendSelect in, AutocastCPU out), as torch's TensorGuards store and print it."""
+    return (keys | torch._C._dispatch_tls_local_include_set()) - \
+        torch._C._dispatch_tls_local_exclude_set()
+
+
+def tensor_difference(expected: TensorFacts, actual: TensorFacts) -> str | None:
+    """The first property in which `actual` differs from `expected`, in the order and words
+    of torch's TensorGuards: `size mismatch at index 0. expected 3, actual 4` (None: none)."""
     if actual.dispatch_keys != expected.dispatch_keys:
-        return (f"{prefix} dispatch key set mismatch. expected {expected.dispatch_keys}, "
-                f"actual {actual.dispatch_keys}")
+        return (f"dispatch key set mismatch. expected "
+                f"{key_set_as_torch_prints_it(expected.dispatch_keys)}, "
+                f"actual {key_set_as_torch_prints_it(actual.dispatch_keys)}")
     if actual.dtype != expected.dtype:
-        return (f"{prefix} dtype mismatch. expected {scalar_type_name(expected.dtype)}, "
+        return (f"dtype mismatch. expected {scalar_type_name(expected.dtype)}, "
                 f"actual {scalar_type_name(actual.dtype)}")
     if actual.device != expected.device:
-        return (f"{prefix} Tensor device index mismatch. Expected device index to be "
+        return (f"Tensor device index mismatch. Expected device index to be "
                 f"{expected.device.index}, actual {actual.device.index}")
     if actual.requires_grad != expected.requires_grad:
-        return f"{prefix} requires_grad mismatch. expected requires_grad={int(expected.requires_grad)}"
+        return f"requires_grad mismatch. expected requires_grad={int(expected.requires_grad)}"
     if len(actual.size) != len(expected.size):
-        return f"{prefix} rank mismatch. expected {len(expected.size)}, actual {len(actual.size)}"
+        return f"rank mismatch. expected {len(expected.size)}, actual {len(actual.size)}"
     for what, old, new in (("size", expected.size, actual.size),
                            ("stride", expected.stride, actual.stride)):
         for index, (a, b) in enumerate(zip(old, new)):
             if a != b:
-                return f"{prefix} {what} mismatch at index {index}. expected {a}, actual {b}"
+                return f"{what} mismatch at index {index}. expected {a}, actual {b}"
     return None
+
+
+# torch's TensorGuards add this to a failing Parameter's reason; it names torch's option
+# (minidynamo has none: its parameters' shapes, like all shapes, are static).
+PARAMETER_HINT = (". Guard failed on a parameter, consider using "
+                  "torch._dynamo.config.force_parameter_static_shapes = False to allow "
+                  "dynamism on parameters.")
+
+
+def tensor_mismatch(name: str, expected: TensorFacts, tensor: Any) -> str | None:
+    """Why `tensor` (shown as `name`) does not match, worded as torch's TensorGuards."""
+    if not isinstance(tensor, torch.Tensor) or type(tensor) is not expected.cls:
+        return f"expected type of '{name}' to be a tensor type, ' but found {type(tensor)}"
+    difference = tensor_difference(expected, TensorFacts.of(tensor))
+    if difference is None:
+        return None
+    hint = PARAMETER_HINT if issubclass(expected.cls, torch.nn.Parameter) else ""
+    return f"tensor '{name}' {difference}{hint}"
 
 
 # -- one guard --------------------------------------------------------------------
@@ -231,6 +254,8 @@ class GuardSet:
     # -- one method per kind (GUARD_KINDS names them) -----------------------------
 
     def tensor_match(self, source: Source, value: torch.Tensor) -> None:
+        """TENSOR_MATCH: `value`'s type, dispatch keys, dtype, device index, requires_grad,
+        sizes and strides, compared in one line of code; its reason is `tensor_mismatch`'s."""
         name = source.name()
         facts = TensorFacts.of(value)
         refs: dict[str, Any] = {}
@@ -353,10 +378,12 @@ class CheckFunction:
         self._one_by_one: list[Callable[[dict, dict], bool]] | None = None
 
     def generate(self) -> str:
-        """The check function's source: one `if not (...)` per guard, in the order added.
+        """The check function's source: one `if not (...)` per guard, in the order added,
+        commented with the guard's kind and the user line that added it.
 
         Each source a guard reads is fetched once into a local (`___v0 = L['self']`,
-        `___v1 = ___v0._modules`), as TorchDynamo's guard tree walks each path once."""
+        `___v1 = ___v0._modules`: `_fetch`), as TorchDynamo's guard tree walks each path
+        once, and the guard's code reads the locals. An exception means False."""
         lines = ["def ___check(L, G):", "    try:"]
         locals_: dict[str, str] = {}  # source expression -> the local that holds it
         for guard in self.guards:
@@ -387,26 +414,38 @@ class CheckFunction:
         return local
 
     def failure_reason(self, L: dict, G: dict) -> str | None:
-        """The first failing guard's reason (None when all hold): the slow, verbose path."""
+        """The first failing guard's reason (None when all hold): the slow, verbose path.
+
+        Each guard is evaluated on its own (`lambda L, G: <its code>`, in the check's
+        namespace). Guards that failed more often before are tried first
+        (`self.fail_counts`, kept from call to call). A guard that raises (`xs[2]` of a
+        shorter list) is passed over for one that fails cleanly (`len(xs) == 3`); its
+        error is the reason only when no other guard fails."""
         if self._one_by_one is None:
             self._one_by_one = [
                 eval(f"lambda L, G: {guard.code}", self.namespace) for guard in self.guards
             ]
             self.fail_counts = [0] * len(self.guards)
-        # Guards that failed before are tried first, as TorchDynamo's guard managers move
-        # a failing guard to the front: the reason names the guard that keeps failing.
+        # TorchDynamo's guard managers move a failing guard to the front, so the reason
+        # names the guard that keeps failing; and its tree checks a list's own guards
+        # (its length) before those of its items, so that a reason never names a guard
+        # that could not even be evaluated while a structural one fails.
         order = sorted(range(len(self.guards)), key=lambda index: -self.fail_counts[index])
+        raised: tuple[int, str] | None = None
         for index in order:
             guard, holds = self.guards[index], self._one_by_one[index]
             try:
                 ok = holds(L, G)
-            except Exception as error:  # noqa: BLE001 (a missing key or attribute is a failure)
-                ok, reason = False, f"{display_name(guard.code)} ({type(error).__name__}: {error})"
-            else:
-                reason = (guard.reason(L, G) if guard.reason else None) or guard.describe()
+            except Exception as error:  # noqa: BLE001 (a missing key or attribute)
+                if raised is None:
+                    raised = index, f"{display_name(guard.code)} ({type(error).__name__}: {error})"
+                continue
             if not ok:
                 self.fail_counts[index] += 1
-                return reason
+                return (guard.reason(L, G) if guard.reason else None) or guard.describe()
+        if raised is not None:
+            self.fail_counts[raised[0]] += 1
+            return raised[1]
         return None
 
 

@@ -1,0 +1,87 @@
+"""Graded tests for GuardSet.tensor_match (ch09.1): the guard of a tensor input.
+
+A graph is valid for every tensor with the properties it was traced for: its type, its
+dispatch keys, dtype, device, requires_grad, sizes and strides (shapes are static). Each
+case changes exactly one of them between calls, or none: torch.compile
+(`dynamic=False`) traces again exactly when one changed, and so must minidynamo with
+your guard, which must also leave the values alone (a new tensor with other values is a
+cache hit). When the guard fails, its reason is torch's, word for word.
+"""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from . import programs
+from .programs import Call, check_reasons, check_recompiles, same_then, t
+
+
+def inference_tensor(*shape):
+    """A tensor made under inference mode: its dispatch keys lack autograd's."""
+    with torch.inference_mode():
+        return t(*shape)
+
+
+def complex_tensor(*shape):
+    return t(*shape).to(torch.complex64)
+
+
+ONE_PROPERTY_CHANGED = {
+    "size": (lambda: (t(3),), lambda: (t(4),)),
+    "second_size": (lambda: (t(2, 3),), lambda: (t(2, 4),)),
+    "rank": (lambda: (t(4),), lambda: (t(4, 1),)),
+    "dtype": (lambda: (t(3),), lambda: (t(3, dtype=torch.float64),)),
+    "integer_dtype": (lambda: (torch.arange(3),), lambda: (torch.arange(3, dtype=torch.int32),)),
+    "stride": (lambda: (t(2, 3),), lambda: (t(3, 2).t(),)),
+    "second_stride": (lambda: (t(2, 4)[:, :2],), lambda: (t(2, 4)[:, ::2],)),
+    "large_stride": (lambda: (t(300, 2),), lambda: (t(2, 300).t(),)),
+    "requires_grad": (lambda: (t(3),), lambda: (t(3, requires_grad=True),)),
+    "parameter": (lambda: (t(3),), lambda: (torch.nn.Parameter(t(3)),)),
+    "inference_tensor": (lambda: (t(3),), lambda: (inference_tensor(3),)),
+    "conjugate": (lambda: (complex_tensor(3),), lambda: (complex_tensor(3).conj(),)),
+}
+
+
+@pytest.mark.task("ch09.1")
+@pytest.mark.parametrize("first, changed", ONE_PROPERTY_CHANGED.values(), ids=ONE_PROPERTY_CHANGED)
+def test_a_changed_tensor_property_recompiles_like_torch(first, changed):
+    assert check_recompiles(programs.affine, same_then(first, changed)) == [1, 0, 1, 0, 0]
+
+
+@pytest.mark.task("ch09.1")
+def test_values_are_not_guarded():
+    calls = [Call(lambda: (t(3),)), Call(lambda: (t(3) * 5,)), Call(lambda: (-t(3),))]
+    assert check_recompiles(programs.affine, calls) == [1, 0, 0]
+
+
+@pytest.mark.task("ch09.1")
+def test_a_modules_parameters_are_guarded_as_tensors():
+    net = programs.Net()
+
+    def calls(change):
+        return [Call(lambda: (t(2, 4), net)), Call(lambda: (t(2, 4), net)),
+                Call(lambda: (t(2, 4), net), change), Call(lambda: (t(2, 4), net), change),
+                Call(lambda: (t(2, 4), net))]
+
+    assert check_recompiles(programs.run_net, calls(
+        lambda: programs.requires_grad_off(net.fc.weight))) == [1, 0, 1, 0, 0]
+    assert check_recompiles(programs.run_net, same_then(lambda: (t(2, 4), net),
+                                                        lambda: (t(3, 4), net))) == [1, 0, 1, 0, 0]
+
+
+@pytest.mark.task("ch09.1")
+def test_a_failed_tensor_guard_gives_torchs_reason():
+    calls = [Call(lambda: (t(3),)), Call(lambda: (t(4),)),
+             Call(lambda: (t(4, dtype=torch.float64),)), Call(lambda: (torch.nn.Parameter(t(4)),))]
+    reasons = check_reasons(programs.affine, calls)
+    assert reasons[0] == "0/0: tensor 'x' size mismatch at index 0. expected 3, actual 4"
+
+
+@pytest.mark.task("ch09.1")
+def test_a_parameters_reason_names_its_source():
+    net = programs.Net()
+    calls = [Call(lambda: (t(2, 4), net)),
+             Call(lambda: (t(2, 4), net), lambda: programs.requires_grad_off(net.fc.weight))]
+    [reason] = check_reasons(programs.run_net, calls)
+    assert reason.startswith("0/0: tensor 'net._modules['fc']._parameters['weight']' requires_grad")
