@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from importlib import metadata
 from importlib.util import find_spec
 from pathlib import Path
+from typing import NoReturn
 
 from course.manifest import Chapter
 
@@ -232,16 +233,10 @@ def _in_child(function: Callable[[], object]) -> object | None:
         sys.stderr.flush()
         pid = os.fork()
         if pid == 0:
-            code = 1
-            try:
+            def answer_it() -> int:
                 answer.write_bytes(pickle.dumps(function()))
-                code = 0
-            except BaseException:   # the child must never return into the parent's code
-                traceback.print_exc()
-            finally:
-                sys.stdout.flush()
-                sys.stderr.flush()
-                os._exit(code)
+                return 0
+            _leave_child(answer_it, failed=1)
         _, status = os.waitpid(pid, 0)
         if os.waitstatus_to_exitcode(status) != 0 or not answer.is_file():
             return None
@@ -296,8 +291,8 @@ def _fork_pytest(config: RunConfig, scratch: str) -> int:
     pid = os.fork()
     if pid:
         return pid
-    code = 3
-    try:
+
+    def run_pytest() -> int:
         os.setsid()
         sink = os.open(output, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
         os.dup2(sink, 1)
@@ -306,8 +301,18 @@ def _fork_pytest(config: RunConfig, scratch: str) -> int:
         sys.dont_write_bytecode = True
         faulthandler.enable()
         import pytest
-        code = int(pytest.main(config.arguments(junit, log)))
-    except BaseException:   # the child must never return into the parent's code
+        return int(pytest.main(config.arguments(junit, log)))
+
+    _leave_child(run_pytest, failed=3)
+
+
+def _leave_child(body: Callable[[], int], *, failed: int) -> NoReturn:
+    """In a forked child: run `body` and exit with the code it returns, or `failed` if it
+    raised (printing the traceback). The child never returns into the parent's code."""
+    code = failed
+    try:
+        code = body()
+    except BaseException:
         traceback.print_exc()
     finally:
         sys.stdout.flush()
