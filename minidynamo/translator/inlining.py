@@ -107,7 +107,7 @@ class InliningGeneratorInstructionTranslator(InliningInstructionTranslator):
         if self.return_value is not None:
             return None
         if self.steps > 0:
-            self.push(sent or ConstantVariable(None))  # what the suspended `yield` evaluates to
+            self.push(ConstantVariable(None) if sent is None else sent)  # what `yield` evaluates to
         elif sent is not None and not is_none(sent):
             raise_observed(TypeError, "can't send non-None value to a just-started generator")
         return self.run_to_yield(tx, None)
@@ -145,7 +145,8 @@ class InliningGeneratorInstructionTranslator(InliningInstructionTranslator):
             return item  # still suspended in the same `yield from`
         self.delegate = None
         self.pop()  # the inner generator, then what it returned, after the SEND loop
-        self.push(inner.generator_tx.stop_value or ConstantVariable(None))
+        returned = inner.generator_tx.stop_value
+        self.push(ConstantVariable(None) if returned is None else returned)
         self.jump(send)
         return self.run_to_yield(tx, None)
 
@@ -206,8 +207,9 @@ class InliningGeneratorInstructionTranslator(InliningInstructionTranslator):
                            "attribute 'send'")
         if item is None:  # `r = yield from inner()`: r is what inner returned
             self.pop()
-            returned = inner.generator_tx.stop_value if isinstance(inner, GeneratorVariable) else None
-            self.push(returned or ConstantVariable(None))
+            is_generator = isinstance(inner, GeneratorVariable)
+            returned = inner.generator_tx.stop_value if is_generator else None
+            self.push(ConstantVariable(None) if returned is None else returned)
             self.jump(inst)
         else:
             self.sending_to = (inner, inst)
