@@ -21,9 +21,11 @@ from minidynamo.api import (
 from minidynamo.backends import list_backends, lookup_backend, register_backend
 from minidynamo.exc import BackendCompilerFailed, FailOnRecompileLimitHit, InternalError, Unsupported
 from minidynamo.logs import set_logs
+from minidynamo.shapes import mark_dynamic, mark_static
 
 __all__ = [
     "BackendCompilerFailed", "ExplainOutput", "FailOnRecompileLimitHit", "InternalError", "OptimizedModule", "Unsupported", "compile", "config",
-    "explain", "list_backends", "lookup_backend", "register_backend", "reset", "set_logs",
+    "explain", "list_backends", "lookup_backend", "mark_dynamic", "mark_static",
+    "register_backend", "reset", "set_logs",
     "show_code", "show_guards",
 ]

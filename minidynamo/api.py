@@ -43,15 +43,19 @@ def compile(  # noqa: A001 (mirrors torch.compile)
     `backend` is a registered name ("eager", "aot_eager", "inductor") or any
     `(gm, example_inputs) -> callable`. With `fullgraph=True` a graph break
     raises `Unsupported` instead of running the frame eagerly. `dynamic` is
-    accepted for compatibility; shapes are static (automatic dynamic shapes are not
-    built yet), so each new size compiles a new cache entry.
+    torch.compile's (chapter 9): None (the default) compiles static shapes first and
+    makes a size or an int argument that changes a symbol at the next compile
+    (automatic dynamic shapes); True makes them symbols from the first call; False
+    keeps everything static (a new size is a new cache entry).
     """
+    if dynamic not in (None, True, False):
+        raise TypeError(f"minidynamo.compile: dynamic must be None, True or False, got {dynamic!r}")
     backend_fn = lookup_backend(backend)
     if isinstance(fn_or_module, torch.nn.Module):
-        return OptimizedModule(fn_or_module, backend_fn, fullgraph)
+        return OptimizedModule(fn_or_module, backend_fn, fullgraph, dynamic)
     if isinstance(fn_or_module, types.MethodType):
         function, owner = fn_or_module.__func__, fn_or_module.__self__
-        compiled = compile(function, backend=backend_fn, fullgraph=fullgraph)
+        compiled = compile(function, backend=backend_fn, fullgraph=fullgraph, dynamic=dynamic)
         return types.MethodType(compiled, owner)
     if not isinstance(fn_or_module, types.FunctionType):
         raise TypeError(
@@ -61,7 +65,8 @@ def compile(  # noqa: A001 (mirrors torch.compile)
 
     @functools.wraps(fn)
     def compiled_function(*args: Any, **kwargs: Any) -> Any:
-        return convert_frame.call_compiled(fn, args, kwargs, backend_fn, fullgraph, owner)
+        return convert_frame.call_compiled(fn, args, kwargs, backend_fn, fullgraph, owner,
+                                           dynamic=dynamic)
 
     owner = weakref.ref(fn)  # its cache entries go when the function goes
     compiled_function._minidynamo_original = fn  # type: ignore[attr-defined]
@@ -71,11 +76,13 @@ def compile(  # noqa: A001 (mirrors torch.compile)
 class OptimizedModule(torch.nn.Module):
     """A compiled module: calls compile `forward`; everything else is the original module's."""
 
-    def __init__(self, module: torch.nn.Module, backend: Backend, fullgraph: bool) -> None:
+    def __init__(self, module: torch.nn.Module, backend: Backend, fullgraph: bool,
+                 dynamic: bool | None = None) -> None:
         super().__init__()
         self._orig_mod = module
         self._backend = backend
         self._fullgraph = fullgraph
+        self._dynamic = dynamic
         self._owner = weakref.ref(module)  # its cache entries go when the module goes
 
     def forward(self, *args: Any, **kwargs: Any) -> Any:
@@ -90,7 +97,7 @@ class OptimizedModule(torch.nn.Module):
         else:  # a user module: compile its forward, with `self` as a frame argument
             frame, args = type(module).forward, (module, *args)
         return convert_frame.call_compiled(frame, args, kwargs, self._backend, self._fullgraph,
-                                           self._owner)
+                                           self._owner, dynamic=self._dynamic)
 
     def __getattr__(self, name: str) -> Any:
         try:

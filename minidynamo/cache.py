@@ -39,6 +39,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from minidynamo.guards import CheckFunction
+from minidynamo.shapes import FrameSizes
 
 _frame_ids = itertools.count()
 
@@ -54,6 +55,7 @@ class CacheEntry:
     compile_id: str  # "0/1": frame 0, its second compile (as TorchDynamo numbers them)
     f_globals: dict[str, Any]  # the module it was compiled in: its globals hold its graphs
     installed_globals: list[str] = field(default_factory=list)
+    dynamic: bool | None = None  # compile's `dynamic` option (chapter 9)
     keep_alive: Any = None  # a backend that cannot be weakly referenced
 
     def release_globals_with(self, f_globals: dict[str, Any]) -> None:
@@ -77,6 +79,7 @@ class FrameCache:
         self.native_code: types.CodeType | None = None  # as this code, if set (callees routed)
         self.limit_warned = False
         self.failures: list[str] = []  # "0/1: n == 2" for each entry tried at each recompile
+        self.sizes = FrameSizes()  # what its inputs' sizes were at each compile (chapter 9)
         self.finalizer: weakref.finalize | None = None  # forgets this cache with its code
         self.name = code.co_name
         self.location = f"{code.co_filename}:{code.co_firstlineno}"
@@ -125,11 +128,11 @@ class FrameCache:
             except TypeError:  # cannot be weakly referenced: keep it alive instead
                 entry.keep_alive = obj
 
-    def entries_for(self, backend: Any, fullgraph: bool,
-                    f_globals: dict[str, Any]) -> list[CacheEntry]:
+    def entries_for(self, backend: Any, fullgraph: bool, f_globals: dict[str, Any],
+                    dynamic: bool | None = None) -> list[CacheEntry]:
         """The entries a call with this backend, mode and module could use."""
         return [e for e in self.entries if e.backend_id == id(backend)
-                and e.fullgraph == fullgraph and e.f_globals is f_globals]
+                and e.fullgraph == fullgraph and e.dynamic is dynamic and e.f_globals is f_globals]
 
 
 def _drop_entry(cache_ref: weakref.ref, entry_ref: weakref.ref) -> None:

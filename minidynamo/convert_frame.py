@@ -98,20 +98,26 @@ def prologue(code: types.CodeType) -> list[Instruction]:
 
 
 def transform_code(
-    fn: types.FunctionType, f_locals: dict[str, Any], backend: Backend, fullgraph: bool = False
+    fn: types.FunctionType, f_locals: dict[str, Any], backend: Backend, fullgraph: bool = False,
+    *, dynamic: bool | None = None,
 ) -> tuple[types.CodeType, OutputGraph]:
     """Trace one call of `fn` (its frame starts with `f_locals`); the transformed code.
 
     A break found inside an instruction restarts the trace with that break
     planned (TorchDynamo's speculation log), until a trace gets to its end.
+    `dynamic` is compile's option (chapter 9): which sizes and ints are symbols is
+    decided from it and from the sizes this code was compiled for before.
     """
     code = fn.__code__
     if code.co_flags & (inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR):
         graph_break(UNSUPPORTED_PYTHON_FEATURE, f"{code.co_name} is a generator or coroutine")
     break_points: dict[int, Unsupported] = {}
+    sizes = cache_of(code).sizes
     while True:
-        output = OutputGraph(fn.__globals__, backend, frame_name=fn.__qualname__)
-        output.frame_compiler = functools.partial(compile_frame, backend=backend, fullgraph=fullgraph)
+        output = OutputGraph(fn.__globals__, backend, frame_name=fn.__qualname__,
+                             dynamic=dynamic, frame_sizes=sizes)
+        output.frame_compiler = functools.partial(compile_frame, backend=backend,
+                                                  fullgraph=fullgraph, dynamic=dynamic)
         tx = InstructionTranslator(code, f_locals, fn.__globals__, fn.__closure__, output,
                                        break_points=break_points, one_graph=fullgraph)
         try:
@@ -124,24 +130,26 @@ def transform_code(
         return new_code, output
 
 
-def compile_frame(function: Any, *, backend: Backend, fullgraph: bool) -> Any:
+def compile_frame(function: Any, *, backend: Backend, fullgraph: bool,
+                  dynamic: bool | None = None) -> Any:
     """What a function called natively after a break runs as: minidynamo's wrapper
     (so it is compiled as a frame of its own, as PEP 523 makes TorchDynamo do).
 
-    The wrapper calls `call_compiled` with `backend` and `fullgraph` and keeps the
+    The wrapper calls `call_compiled` with `backend`, `fullgraph` and `dynamic` and keeps the
     function's name and docstring (`functools.wraps`). A bound method becomes the same
     method of the wrapped function. Anything else that is not a Python function, and a
     function from a skipped module (`is_skipped_frame`), is returned as it is.
     """
     if isinstance(function, types.MethodType):
-        inner = compile_frame(function.__func__, backend=backend, fullgraph=fullgraph)
+        inner = compile_frame(function.__func__, backend=backend, fullgraph=fullgraph,
+                              dynamic=dynamic)
         return types.MethodType(inner, function.__self__)
     if not isinstance(function, types.FunctionType) or is_skipped_frame(function):
         return function
 
     @functools.wraps(function)
     def compiled_frame(*args: Any, **kwargs: Any) -> Any:
-        return call_compiled(function, args, kwargs, backend, fullgraph)
+        return call_compiled(function, args, kwargs, backend, fullgraph, dynamic=dynamic)
 
     return compiled_frame
 
@@ -156,7 +164,7 @@ def is_skipped_frame(function: types.FunctionType) -> bool:
 
 def call_compiled(
     fn: types.FunctionType, args: tuple, kwargs: dict[str, Any], backend: Backend,
-    fullgraph: bool, owner: weakref.ref | None = None,
+    fullgraph: bool, owner: weakref.ref | None = None, *, dynamic: bool | None = None,
 ) -> Any:
     """One call of a compiled function: the first cache entry whose guards hold runs;
     on a miss, trace and transform (a recompile), or fall back to eager.
@@ -175,10 +183,11 @@ def call_compiled(
     f_globals, backend_id = fn.__globals__, id(backend)
     for entry in cache.entries:
         if entry.backend_id == backend_id and entry.fullgraph is fullgraph and (
-                entry.f_globals is f_globals) and entry.check.check(f_locals, f_globals):
+                entry.dynamic is dynamic) and (entry.f_globals is f_globals) and (
+                entry.check.check(f_locals, f_globals)):
             counters["cache_hits"] += 1
             return run_transformed(fn, entry.code, args, kwargs)
-    entry = recompile(cache, fn, args, kwargs, f_locals, backend, fullgraph, owner)
+    entry = recompile(cache, fn, args, kwargs, f_locals, backend, fullgraph, owner, dynamic)
     if entry is not None:
         return run_transformed(fn, entry.code, args, kwargs)
     if cache.native_code is not None:  # the frame runs eagerly, its callees compiled
@@ -188,16 +197,17 @@ def call_compiled(
 
 def recompile(cache: FrameCache, fn: types.FunctionType, args: tuple, kwargs: dict[str, Any],
               f_locals: dict[str, Any], backend: Backend, fullgraph: bool,
-              owner: weakref.ref | None) -> CacheEntry | None:
+              owner: weakref.ref | None, dynamic: bool | None = None) -> CacheEntry | None:
     """A cache miss: trace the frame again and add the entry (None: run it eagerly)."""
-    entries = cache.entries_for(backend, fullgraph, fn.__globals__)
+    entries = cache.entries_for(backend, fullgraph, fn.__globals__, dynamic)
     if entries:
         reasons = [(e.compile_id, e.check.failure_reason(f_locals, fn.__globals__)) for e in entries]
         log_recompile(cache, reasons)
         if len(entries) >= config.recompile_limit:
             return recompile_limit_hit(cache, fn, reasons[0], fullgraph)
     try:
-        new_code, output = transform_code(fn, frame_locals(fn, args, kwargs), backend, fullgraph)
+        new_code, output = transform_code(fn, frame_locals(fn, args, kwargs), backend, fullgraph,
+                                          dynamic=dynamic)
     except Unsupported as error:  # no partial graph possible (or fullgraph=True)
         if fullgraph:
             report_graph_break(fn, error, "raising it (fullgraph=True)")
@@ -205,7 +215,7 @@ def recompile(cache: FrameCache, fn: types.FunctionType, args: tuple, kwargs: di
         report_graph_break(fn, error, "running it eagerly", level=logging.WARNING)
         counters["frames_run_eagerly"] += 1
         cache.skip = True  # as TorchDynamo skips a frame it could not convert, but
-        cache.native_code = natively_with_callees_compiled(fn, backend, fullgraph)
+        cache.native_code = natively_with_callees_compiled(fn, backend, fullgraph, dynamic)
         return None
     except BackendCompilerFailed as error:  # the graph was fine, its compiler was not
         if not config.suppress_errors:
@@ -232,7 +242,8 @@ def recompile(cache: FrameCache, fn: types.FunctionType, args: tuple, kwargs: di
         cache.skip = True
         return None
     entry = CacheEntry(CheckFunction(output.finish_guards()), new_code, id(backend), fullgraph,
-                       cache.next_compile_id(), fn.__globals__, list(output.installed_globals))
+                       cache.next_compile_id(), fn.__globals__, list(output.installed_globals),
+                       dynamic=dynamic)
     entry.release_globals_with(fn.__globals__)
     cache.add(entry, backend, owner)
     log_guards(entry)
@@ -244,15 +255,16 @@ def recompile(cache: FrameCache, fn: types.FunctionType, args: tuple, kwargs: di
     return entry
 
 
-def natively_with_callees_compiled(fn: types.FunctionType, backend: Backend,
-                                   fullgraph: bool) -> types.CodeType | None:
+def natively_with_callees_compiled(fn: types.FunctionType, backend: Backend, fullgraph: bool,
+                                   dynamic: bool | None = None) -> types.CodeType | None:
     """A frame that runs eagerly still has its callees compiled, as PEP 523 gives TorchDynamo
     every frame: its own bytecode with each call routed through `compile_frame`."""
     code = fn.__code__
     if code.co_flags & (inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR):
         return None
     output = OutputGraph(fn.__globals__, backend, frame_name=fn.__qualname__)
-    output.frame_compiler = functools.partial(compile_frame, backend=backend, fullgraph=fullgraph)
+    output.frame_compiler = functools.partial(compile_frame, backend=backend,
+                                              fullgraph=fullgraph, dynamic=dynamic)
     original = scan(code)
     start = next(index for index, inst in enumerate(original) if inst.opname == "RESUME") + 1
     native_code = assemble([*original[:start], *route_calls(output, original[start:])], code)

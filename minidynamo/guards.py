@@ -13,6 +13,8 @@ and `G` (its globals):
 | kind | added for | check |
 |---|---|---|
 | TENSOR_MATCH | a tensor | type, dispatch keys, dtype, device, requires_grad, sizes, strides |
+| DIMENSION_DYNAMIC_MARKING | a tensor | no `mark_dynamic` / `mark_static` added since |
+| SHAPE_ENV | dynamic sizes and ints | what the trace assumed of the symbols: `2 <= L['x'].size()[0]` |
 | TYPE_MATCH | a list, dict, object, module | `type(L['xs']) is list` |
 | EQUALS_MATCH | an int, float, str, torch.dtype ... | `type(...) is int and L['n'] == 2` |
 | ID_MATCH | None, bools, functions (their code), classes, modules | `L['flag'] is None` |
@@ -47,6 +49,7 @@ from typing import Any, Callable, Iterable
 
 import torch
 
+from minidynamo.shapes import MARK_ATTRIBUTES, dynamism_marks, is_symbolic
 from minidynamo.sources import Source
 
 # -- the global state a graph depends on ----------------------------------------
@@ -80,20 +83,27 @@ def changed_global_state(expected: tuple) -> str:
 
 @dataclass(frozen=True)
 class TensorFacts:
-    """The properties of a tensor a graph depends on (static shapes)."""
+    """The properties of a tensor a graph depends on. A size or stride that is a
+    symbol in the graph (a dynamic dimension, chapter 9) is None: not compared."""
 
     cls: type
     dispatch_keys: Any
     dtype: torch.dtype
     device: torch.device
     requires_grad: bool
-    size: tuple[int, ...]
-    stride: tuple[int, ...]
+    size: tuple[int | None, ...]
+    stride: tuple[int | None, ...]
 
     @classmethod
-    def of(cls, tensor: torch.Tensor) -> TensorFacts:
+    def of(cls, tensor: torch.Tensor, example: torch.Tensor | None = None) -> TensorFacts:
+        """The facts of `tensor`; with `example`, its FakeTensor, the symbolic sizes
+        and strides of the example are left out (None)."""
+        size, stride = tuple(tensor.size()), tuple(tensor.stride())
+        if example is not None:
+            size = tuple(None if is_symbolic(s) else v for s, v in zip(example.size(), size))
+            stride = tuple(None if is_symbolic(s) else v for s, v in zip(example.stride(), stride))
         return cls(type(tensor), torch._C._dispatch_keys(tensor), tensor.dtype, tensor.device,
-                   tensor.requires_grad, tuple(tensor.size()), tuple(tensor.stride()))
+                   tensor.requires_grad, size, stride)
 
 
 def scalar_type_name(dtype: torch.dtype) -> str:
@@ -131,13 +141,13 @@ def tensor_difference(expected: TensorFacts, actual: TensorFacts) -> str | None:
     for what, old, new in (("size", expected.size, actual.size),
                            ("stride", expected.stride, actual.stride)):
         for index, (a, b) in enumerate(zip(old, new)):
-            if a != b:
+            if a is not None and a != b:
                 return f"{what} mismatch at index {index}. expected {a}, actual {b}"
     return None
 
 
 # torch's TensorGuards add this to a failing Parameter's reason; it names torch's option
-# (minidynamo has none: its parameters' shapes, like all shapes, are static).
+# (minidynamo has none: a parameter's shape is always static).
 PARAMETER_HINT = (". Guard failed on a parameter, consider using "
                   "torch._dynamo.config.force_parameter_static_shapes = False to allow "
                   "dynamism on parameters.")
@@ -245,19 +255,25 @@ class GuardSet:
         guard.user_line = guard.user_line or self.user_line()
         self.guards.append(guard)
 
-    def add(self, kind: str, source: Source | None, value: Any) -> None:
-        """Add the guard `kind` on `value`, found at `source` (nothing without a source)."""
+    def add(self, kind: str, source: Source | None, value: Any, **details: Any) -> None:
+        """Add the guard `kind` on `value`, found at `source` (nothing without a source).
+        `details` go to the kind's method (TENSOR_MATCH: `example`, the FakeTensor)."""
         if source is None or not source.is_guardable():
             return
-        GUARD_KINDS[kind](self, source, value)
+        GUARD_KINDS[kind](self, source, value, **details)
 
     # -- one method per kind (GUARD_KINDS names them) -----------------------------
 
-    def tensor_match(self, source: Source, value: torch.Tensor) -> None:
+    def tensor_match(self, source: Source, value: torch.Tensor,
+                     example: torch.Tensor | None = None) -> None:
         """TENSOR_MATCH: `value`'s type, dispatch keys, dtype, device index, requires_grad,
-        sizes and strides, compared in one line of code; its reason is `tensor_mismatch`'s."""
+        sizes and strides, compared in one line of code; its reason is `tensor_mismatch`'s.
+
+        With `example` (its FakeTensor), a size or stride that is a symbol there is
+        not compared (the SHAPE_ENV guards say what it may be): `x.size()[1] == 4`
+        for each static one, and the rank, instead of `x.size() == (3, 4)`."""
         name = source.name()
-        facts = TensorFacts.of(value)
+        facts = TensorFacts.of(value, example)
         refs: dict[str, Any] = {}
         cls = type(value)
         cls_name = "Tensor" if cls is torch.Tensor else _ref_name(refs, "type", cls)
@@ -269,10 +285,27 @@ class GuardSet:
         code = (f"type({name}) is {cls_name} and ___dispatch_keys({name}) == {keys} "
                 f"and {name}.dtype is {dtype} {device}"
                 f"and {name}.requires_grad is {facts.requires_grad} "
-                f"and {name}.size() == {facts.size} and {name}.stride() == {facts.stride}")
+                f"and {_compare_each(name, 'size', facts.size)} "
+                f"and {_compare_each(name, 'stride', facts.stride)}")
         shown = display_name(name)
         self._add(Guard("TENSOR_MATCH", source, code, refs,
                         reason=lambda L, G: tensor_mismatch(shown, facts, eval_source(name, L, G))))
+
+    def dimension_dynamic_marking(self, source: Source, value: torch.Tensor) -> None:
+        """DIMENSION_DYNAMIC_MARKING: the tensor still carries the `mark_dynamic` /
+        `mark_static` marks it had (none, mostly): one marked later recompiles."""
+        name, marks = source.name(), dynamism_marks(value)
+        refs = {"___mark_attributes": frozenset(MARK_ATTRIBUTES), "___dynamism_marks": dynamism_marks}
+        code = (f"___mark_attributes.isdisjoint({name}.__dict__)" if not marks else
+                f"___dynamism_marks({name}) == {_ref_name(refs, 'marks', marks)}")
+        shown = display_name(name)
+        self._add(Guard("DIMENSION_DYNAMIC_MARKING", source, code, refs,
+                        reason=lambda L, G: marks_changed(shown, marks, eval_source(name, L, G))))
+
+    def shape_env(self, expression: str) -> None:
+        """SHAPE_ENV: one thing the trace assumed of the symbols (`2 <= L['x'].size()[0]`,
+        `L['x'].size()[0] == L['y'].size()[0]`), as torch's ShapeEnv words it."""
+        self._add(Guard("SHAPE_ENV", None, expression))
 
     def type_match(self, source: Source, value: Any) -> None:
         refs: dict[str, Any] = {}
@@ -321,6 +354,26 @@ class GuardSet:
             self._add(Guard("NO_ALIASING", None, f"len({{{ids}}}) == {len(names)}", user_line=" "))
 
 
+def _compare_each(name: str, what: str, values: tuple[int | None, ...]) -> str:
+    """`x.size() == (3, 4)`; with a symbolic (None) entry, the rank and each known one."""
+    if None not in values:
+        return f"{name}.{what}() == {values}"
+    known = [f"{name}.{what}()[{index}] == {value}"
+             for index, value in enumerate(values) if value is not None]
+    return " and ".join([f"{name}.dim() == {len(values)}", *known])
+
+
+def marks_changed(name: str, expected: tuple, tensor: Any) -> str:
+    """Which mark a tensor gained or lost, worded as torch's guard on it."""
+    had, has = dict(expected), dict(dynamism_marks(tensor))
+    for attribute in MARK_ATTRIBUTES:
+        if (attribute in had) != (attribute in has):
+            return f"hasattr({name}, {attribute!r}) == {attribute in had}"
+        if had.get(attribute) != has.get(attribute):
+            return f"{name}.{attribute} == {set(had[attribute])}"
+    return f"dynamism marks of {name} changed"
+
+
 def _attr(source: Source, name: str) -> Source:
     from minidynamo.sources import AttrSource
 
@@ -335,6 +388,7 @@ GUARD_KINDS: dict[str, Callable[[GuardSet, Source, Any], None]] = {
     "LENGTH_CHECK": GuardSet.length_check,
     "DICT_KEYS": GuardSet.dict_keys,
     "NO_HOOKS": GuardSet.no_hooks,
+    "DIMENSION_DYNAMIC_MARKING": GuardSet.dimension_dynamic_marking,
 }
 
 

@@ -6,11 +6,15 @@ operation, wherever it is traced, lands in the same `fx.Graph`:
 
 - `add_graph_input` makes a *placeholder* for a tensor from outside, named
   after its source (`L['x']` -> `L_x_`) and placed after the other placeholders;
-  its example value is a FakeTensor made from the real tensor.
+  its example value is a FakeTensor made from the real tensor. A dynamic size
+  (chapter 9, `shapes.py`) is a symbol of the frame's `ShapeEnv` and gets a
+  placeholder of its own before the tensor's (`s77`), as does a dynamic int
+  (`add_symint_input`: `L_n_`).
 - `create_node` records an operation: it first runs the operation on the
   FakeTensor example values (under torch's `FakeTensorMode`) to learn the
   result's shape and dtype, then adds the node, with that FakeTensor in
-  `node.meta["example_value"]`. A result that holds no tensor is a constant.
+  `node.meta["example_value"]`. A result that holds no tensor is a constant,
+  unless it is symbolic (a SymInt computed from a dynamic size: a node too).
 - `compile_subgraph` finishes the frame: it writes the code after the graph
   (PyCodegen: return value and side effects), sets the graph's outputs,
   compiles the graph with the backend exactly as torch.compile calls it,
@@ -31,6 +35,7 @@ import operator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Iterator, Sequence
 
+import sympy
 import torch
 import torch.fx
 from torch._subclasses.fake_tensor import (
@@ -38,6 +43,7 @@ from torch._subclasses.fake_tensor import (
     DynamicOutputShapeException,
     FakeTensorMode,
 )
+from torch.fx.experimental.symbolic_shapes import DimDynamic, ShapeEnv, free_symbols
 
 from minidynamo import logs
 from minidynamo.bytecode import Instruction, create_instruction
@@ -50,8 +56,9 @@ from minidynamo.exc import (
     graph_break,
 )
 from minidynamo.guards import GuardSet
+from minidynamo.shapes import FrameSizes, is_symbolic, shape_env_source, symbolic_context
 from minidynamo.side_effects import SideEffects
-from minidynamo.sources import AttrSource, ChainedSource, Source
+from minidynamo.sources import Source, TensorSizeSource, is_module_state
 from minidynamo.variables import (
     ConstantVariable,
     ListVariable,
@@ -64,6 +71,7 @@ from minidynamo.variables import (
     replace_version,
 )
 from minidynamo.variables.ctx_manager import remove_grad_mode_toggles
+from minidynamo.variables.sym_node import SymNodeVariable
 from minidynamo.variables.tensor import contains_tensor
 
 if TYPE_CHECKING:
@@ -74,33 +82,39 @@ Backend = Callable[[torch.fx.GraphModule, list[torch.Tensor]], Callable[..., Any
 _global_names = itertools.count(1)  # __compiled_fn_1, __compiled_fn_2, ... as in TorchDynamo
 
 
-def is_module_state(source: Source) -> bool:
-    """Whether the source reads a module's parameter or buffer: `..._parameters['weight']`."""
-    while isinstance(source, ChainedSource):
-        base = source.base
-        if isinstance(base, AttrSource) and base.member in ("_parameters", "_buffers"):
-            return True
-        source = base
-    return False
-
-
 @dataclass
 class GraphInput:
     """One placeholder: where its value comes from, the real value, and the node."""
 
     source: Source
-    value: torch.Tensor
+    value: torch.Tensor | int  # an int: a dynamic size or a dynamic int argument
     node: torch.fx.Node
+
+
+def holds_graph_value(value: Any) -> bool:
+    """Whether an example value must come from the graph: it holds a tensor or a
+    symbolic int (a constant otherwise)."""
+    if isinstance(value, (list, tuple)):
+        return any(holds_graph_value(item) for item in value)
+    return contains_tensor(value) or is_symbolic(value)
 
 
 class OutputGraph:
     """The graph of one frame, its inputs, its side effects, and its compilation."""
 
     def __init__(
-        self, f_globals: dict[str, Any], backend: Backend, frame_name: str = "<frame>"
+        self, f_globals: dict[str, Any], backend: Backend, frame_name: str = "<frame>",
+        dynamic: bool | None = None, frame_sizes: FrameSizes | None = None,
     ) -> None:
         self.graph = torch.fx.Graph()
-        self.fake_mode = FakeTensorMode()  # static shapes: no ShapeEnv
+        # Dynamic sizes are symbols of this ShapeEnv; it records what the trace assumed
+        # of them (chapter 9). Data-dependent outputs (`nonzero`, `item`) stay breaks.
+        self.shape_env = ShapeEnv(allow_scalar_outputs=False, allow_dynamic_output_shape_ops=False)
+        self.fake_mode = FakeTensorMode(shape_env=self.shape_env)
+        self.dynamic = dynamic  # compile's option: True, False or None (automatic)
+        self.frame_sizes = frame_sizes if frame_sizes is not None else FrameSizes()
+        self.symbol_nodes: dict[sympy.Symbol, torch.fx.Node] = {}  # s77 -> its placeholder
+        self.tracked_fakes: list[tuple[Any, Source]] = []  # what the shape guards are about
         self.side_effects = SideEffects(self)
         self.guards = GuardSet(user_line=self.user_line)  # what this trace assumed (ch 9)
         self.guards.global_state()
@@ -139,12 +153,24 @@ class OutputGraph:
         # Parameters and buffers are left out, as TorchDynamo leaves them out: tied
         # weights are common, and a graph that reads two of them is right either way.
         self.guards.no_aliasing([source for source in firsts if not is_module_state(source)])
+        if self.symbol_nodes:
+            fakes, sources = zip(*self.tracked_fakes)
+            expressions = self.shape_env.produce_guards(
+                list(fakes), [shape_env_source(source) for source in sources])
+            for expression in expressions:
+                self.guards.shape_env(expression)
         return self.guards
 
     # -- inputs -----------------------------------------------------------------
 
-    def add_graph_input(self, source: Source, value: torch.Tensor) -> TensorVariable:
-        """A placeholder for a tensor from outside, after the other placeholders."""
+    def add_graph_input(
+        self, source: Source, value: torch.Tensor, dynamic_dims: Sequence[bool] = ()
+    ) -> TensorVariable:
+        """A placeholder for a tensor from outside, after the other placeholders.
+
+        Its example value is a FakeTensor made from the real tensor, with static
+        sizes unless chapter 9's `dynamic_dims` make some of them symbols
+        (`fake_input` does that)."""
         placeholders = [node for node in self.graph.nodes if node.op == "placeholder"]
         if placeholders:
             insert_point = self.graph.inserting_after(placeholders[-1])
@@ -152,10 +178,65 @@ class OutputGraph:
             insert_point = self.graph.inserting_before(next(iter(self.graph.nodes), None))
         with insert_point:
             node = self.graph.placeholder(source.placeholder_name())
-        example = self.fake_mode.from_tensor(value, static_shapes=True)
+        example = self.fake_input(source, value, dynamic_dims, node)
         node.meta["example_value"] = example
         self.graph_inputs.append(GraphInput(source, value, node))
         return TensorVariable(node, example, class_=type(value), source=source)
+
+    def fake_input(self, source: Source, value: torch.Tensor, dynamic_dims: Sequence[bool],
+                   node: torch.fx.Node) -> torch.Tensor:
+        """The FakeTensor of a graph input (chapter 9: dynamic shapes).
+
+        Each dimension in `dynamic_dims` gets a symbol (`s77`, for sizes of 2 or more;
+        0 and 1 stay constants): the FakeTensor is sized `[s77, 4]` and each new
+        symbol gets a placeholder of its own before the tensor's `node`, fed
+        `x.size()[0]` by the generated code, as in torch.compile's graphs."""
+        if not any(dynamic_dims):
+            example = self.fake_mode.from_tensor(value, static_shapes=True)
+        else:
+            example = self.fake_mode.from_tensor(
+                value, source=shape_env_source(source),
+                symbolic_context=symbolic_context(dynamic_dims))
+        for dim, size in enumerate(example.size()):
+            if is_symbolic(size) and size.node.expr not in self.symbol_nodes:
+                with self.graph.inserting_before(node):
+                    symbol_node = self.graph.placeholder(str(size.node.expr))
+                symbol_node.meta["example_value"] = size
+                self.graph_inputs.append(
+                    GraphInput(TensorSizeSource(source, dim), value.size(dim), symbol_node))
+                self.symbol_nodes[size.node.expr] = symbol_node
+        self.tracked_fakes.append((example, source))
+        return example
+
+    def add_symint_input(self, source: Source, value: int) -> SymNodeVariable:
+        """A dynamic int from outside (chapter 9): a symbol of the ShapeEnv, whose
+        placeholder is named after the source (`L_n_`); any value but its type may change."""
+        symint = self.shape_env.create_unspecified_symint_and_symbol(
+            value, shape_env_source(source), DimDynamic.DYNAMIC)
+        placeholders = [node for node in self.graph.nodes if node.op == "placeholder"]
+        with self.graph.inserting_after(placeholders[-1]) if placeholders else \
+                self.graph.inserting_before(next(iter(self.graph.nodes), None)):
+            node = self.graph.placeholder(source.placeholder_name())
+        node.meta["example_value"] = symint
+        self.graph_inputs.append(GraphInput(source, value, node))
+        self.symbol_nodes[symint.node.expr] = node
+        self.tracked_fakes.append((symint, source))
+        return SymNodeVariable(node, symint, source=source)
+
+    def size_item(self, tx: Translator, tensor: TensorVariable, what: str, dim: int,
+                  value: Any) -> VariableTracker:
+        """Item `dim` of `tensor`'s sizes (`what`: "size") or strides ("stride"): a
+        constant, the placeholder of its symbol (`s77`), or a `sym_size` node for a
+        size computed from symbols (`2*s77` after a `cat`)."""
+        if not is_symbolic(value):
+            return constant(value)
+        if value.node.expr in self.symbol_nodes:
+            return SymNodeVariable(self.symbol_nodes[value.node.expr], value)
+        op = torch.ops.aten.sym_size.int if what == "size" else torch.ops.aten.sym_stride.int
+        node = self.graph.create_node("call_function", op, (tensor.node, dim), {})
+        node.meta["example_value"] = value
+        node.meta["stack_trace"] = tx.stack_trace()
+        return SymNodeVariable(node, value)
 
     # -- operations -------------------------------------------------------------
 
@@ -171,7 +252,7 @@ class OutputGraph:
         node_args = tuple(arg.realize().as_proxy() for arg in args)
         node_kwargs = {name: value.realize().as_proxy() for name, value in kwargs.items()}
         example = self.run_on_fakes(kind, target, node_args, node_kwargs)
-        if not contains_tensor(example) and not has_side_effect(kind, target):
+        if not holds_graph_value(example) and not has_side_effect(kind, target):
             return constant(example)  # x.dim(), torch.is_tensor(x): known now, no node
         node = self.graph.create_node(kind, target, node_args, node_kwargs)
         node.meta["example_value"] = example
@@ -203,6 +284,8 @@ class OutputGraph:
         """The tracker of a node's result; tuples of tensors get one getitem node per item."""
         if isinstance(example, torch.Tensor):
             return TensorVariable(node, example)
+        if is_symbolic(example):
+            return SymNodeVariable(node, example)
         if isinstance(example, (tuple, list)):
             items = tuple(self.wrap_item(tx, node, i, item) for i, item in enumerate(example))
             if isinstance(example, list):
@@ -215,8 +298,8 @@ class OutputGraph:
     def wrap_item(
         self, tx: Translator, node: torch.fx.Node, index: int, example: Any
     ) -> VariableTracker:
-        """Item `index` of a tuple result: a getitem node if it holds a tensor."""
-        if not contains_tensor(example):
+        """Item `index` of a tuple result: a getitem node if it holds a tensor or a symbol."""
+        if not holds_graph_value(example):
             return constant(example)
         item = self.graph.create_node("call_function", operator.getitem, (node, index), {})
         item.meta["example_value"] = example
@@ -302,14 +385,51 @@ class OutputGraph:
         return instructions
 
     def remove_unused_nodes(self) -> None:
-        """Drop getitems nobody reads and placeholders nobody uses, as TorchDynamo does."""
+        """Drop what nobody reads, as TorchDynamo does (`remove_unused_graphargs`):
+        getitems, computations on symbols only (`s77 > 2`, asked by a branch and
+        guarded), placeholders; a symbol's placeholder stays while a tensor input
+        still has that symbol in its sizes (the backend reads it from there)."""
         for node in reversed(list(self.graph.nodes)):
-            if not node.users and node.op == "call_function" and node.target is operator.getitem:
+            if not node.users and node.op == "call_function" and (
+                    node.target is operator.getitem or is_symbol_computation(node)):
                 self.graph.erase_node(node)
         for graph_input in list(self.graph_inputs):
-            if not graph_input.node.users:
+            if not graph_input.node.users and not binds_symbol(graph_input.node):
                 self.graph.erase_node(graph_input.node)
                 self.graph_inputs.remove(graph_input)
+        used: set[sympy.Symbol] = set()
+        for graph_input in self.graph_inputs:
+            if isinstance(graph_input.value, torch.Tensor):
+                used |= free_symbols(graph_input.node.meta["example_value"])
+        for graph_input in list(self.graph_inputs):
+            symbol = binds_symbol(graph_input.node)
+            if symbol is not None and not graph_input.node.users:
+                if symbol in used:
+                    used.remove(symbol)  # one placeholder per symbol is enough
+                    continue
+                self.graph.erase_node(graph_input.node)
+                self.graph_inputs.remove(graph_input)
+
+
+def binds_symbol(node: torch.fx.Node) -> sympy.Symbol | None:
+    """The symbol a placeholder stands for (`s77`, `L_n_`), or None (a tensor)."""
+    example = node.meta.get("example_value")
+    if node.op == "placeholder" and isinstance(example, torch.SymInt) and isinstance(
+            example.node.expr, sympy.Symbol):
+        return example.node.expr
+    return None
+
+
+def is_symbol_computation(node: torch.fx.Node) -> bool:
+    """A node computing a symbolic value from symbols and numbers (`s77 > 2`), or
+    reading one (`sym_size(x, 0)`): pure, so removable when nothing reads it."""
+    if node.target in (torch.ops.aten.sym_size.int, torch.ops.aten.sym_stride.int):
+        return True
+    if not is_symbolic(node.meta.get("example_value")):
+        return False
+    return all(isinstance(arg, (int, float, bool)) or (
+        isinstance(arg, torch.fx.Node) and is_symbolic(arg.meta.get("example_value")))
+        for arg in (*node.args, *node.kwargs.values()))
 
 
 def reporting_failures(backend: Backend, frame_name: str) -> Backend:

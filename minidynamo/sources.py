@@ -207,6 +207,16 @@ class GetItemSource(ChainedSource):
         ]
 
 
+def is_module_state(source: Source) -> bool:
+    """Whether the source reads a module's parameter or buffer: `..._parameters['weight']`."""
+    while isinstance(source, ChainedSource):
+        base = source.base
+        if isinstance(base, AttrSource) and base.member in ("_parameters", "_buffers"):
+            return True
+        source = base
+    return False
+
+
 # -- paths to a function's closure and defaults -------------------------------
 
 
@@ -223,3 +233,24 @@ def default_argument_source(function: Source, index: int) -> Source:
 def keyword_default_source(function: Source, name: str) -> Source:
     """A keyword-only default of a function: `L['f'].__kwdefaults__['scale']`."""
     return GetItemSource(AttrSource(function, "__kwdefaults__"), name)
+
+
+@dataclass(frozen=True)
+class TensorSizeSource(ChainedSource):
+    """A size of the base tensor, `L['x'].size()[0]`: where the graph gets a symbolic
+    size `s77` from (chapter 9), named as TorchDynamo's TensorPropertySource."""
+
+    dim: int
+
+    def name(self) -> str:
+        return f"{self.base.name()}.size()[{self.dim}]"
+
+    def reconstruct(self) -> list[Instruction]:
+        return [
+            *self.base.reconstruct(),
+            create_instruction("LOAD_METHOD", argval="size"),
+            create_instruction("PRECALL", arg=0),
+            create_instruction("CALL", arg=0),
+            create_instruction("LOAD_CONST", argval=self.dim),
+            create_instruction("BINARY_SUBSCR"),
+        ]

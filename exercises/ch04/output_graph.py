@@ -24,18 +24,22 @@ import itertools
 import operator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Iterator, Sequence
+import sympy
 import torch
 import torch.fx
 from torch._subclasses.fake_tensor import DataDependentOutputException, DynamicOutputShapeException, FakeTensorMode
+from torch.fx.experimental.symbolic_shapes import DimDynamic, ShapeEnv, free_symbols
 from minidynamo import logs
 from minidynamo.bytecode import Instruction, create_instruction
 from minidynamo.codegen import GRAPH_OUTPUT_LOCAL, PyCodegen
 from minidynamo.exc import DATA_DEPENDENT_VALUE, EXCEPTION_IN_TRACED_CODE, BackendCompilerFailed, Unsupported, graph_break
 from minidynamo.guards import GuardSet
+from minidynamo.shapes import FrameSizes, is_symbolic, shape_env_source, symbolic_context
 from minidynamo.side_effects import SideEffects
-from minidynamo.sources import AttrSource, ChainedSource, Source
+from minidynamo.sources import Source, TensorSizeSource, is_module_state
 from minidynamo.variables import ConstantVariable, ListVariable, NamedTupleVariable, TensorVariable, TupleVariable, VariableTracker, constant, new_object_id, replace_version
 from minidynamo.variables.ctx_manager import remove_grad_mode_toggles
+from minidynamo.variables.sym_node import SymNodeVariable
 from minidynamo.variables.tensor import contains_tensor
 if TYPE_CHECKING:
     from minidynamo.translator.base import InstructionTranslatorBase as Translator
@@ -44,6 +48,12 @@ if TYPE_CHECKING:
 class OutputGraph:
     """The exercise methods of minidynamo.output_graph.OutputGraph; the class keeps all its others."""
 
-    def add_graph_input(self, source: Source, value: torch.Tensor) -> TensorVariable:
-        """A placeholder for a tensor from outside, after the other placeholders."""
+    def add_graph_input(
+        self, source: Source, value: torch.Tensor, dynamic_dims: Sequence[bool] = ()
+    ) -> TensorVariable:
+        """A placeholder for a tensor from outside, after the other placeholders.
+
+        Its example value is a FakeTensor made from the real tensor, with static
+        sizes unless chapter 9's `dynamic_dims` make some of them symbols
+        (`fake_input` does that)."""
         raise NotImplementedError("ch04.6: A tensor input becomes a placeholder with a FakeTensor example value")

@@ -35,6 +35,7 @@ from minidynamo.variables.constant import ConstantVariable, constant, fold, fold
 from minidynamo.variables.dicts import ConstDictVariable, as_key, dict_items, set_from_values
 from minidynamo.variables.iterators import ListIteratorVariable
 from minidynamo.variables.lists import BaseListVariable, ListVariable, RangeVariable, SliceVariable, TupleVariable, sorted_items
+from minidynamo.variables.sym_node import SymNodeVariable, specialized
 from minidynamo.variables.tensor import TensorVariable
 if TYPE_CHECKING:
     from minidynamo.translator.base import InstructionTranslatorBase as Translator

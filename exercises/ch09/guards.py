@@ -30,6 +30,7 @@ import weakref
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable
 import torch
+from minidynamo.shapes import MARK_ATTRIBUTES, dynamism_marks, is_symbolic
 from minidynamo.sources import Source
 
 # defined next to the exercises in the package:
@@ -39,9 +40,14 @@ from minidynamo.guards import TensorFacts
 class GuardSet:
     """The exercise methods of minidynamo.guards.GuardSet; the class keeps all its others."""
 
-    def tensor_match(self, source: Source, value: torch.Tensor) -> None:
+    def tensor_match(self, source: Source, value: torch.Tensor,
+                     example: torch.Tensor | None = None) -> None:
         """TENSOR_MATCH: `value`'s type, dispatch keys, dtype, device index, requires_grad,
-        sizes and strides, compared in one line of code; its reason is `tensor_mismatch`'s."""
+        sizes and strides, compared in one line of code; its reason is `tensor_mismatch`'s.
+
+        With `example` (its FakeTensor), a size or stride that is a symbol there is
+        not compared (the SHAPE_ENV guards say what it may be): `x.size()[1] == 4`
+        for each static one, and the rank, instead of `x.size() == (3, 4)`."""
         raise NotImplementedError("ch09.1: TENSOR_MATCH: the guard of a tensor input, and its reason")
 
 

@@ -72,7 +72,7 @@ def torch_run(fn: Callable, calls: list[Call]):
 
 def minidynamo_run(fn: Callable, calls: list[Call]):
     minidynamo.reset()
-    compiled = minidynamo.compile(fn, backend="eager")
+    compiled = minidynamo.compile(fn, backend="eager", dynamic=False)  # as torch_run
     return _pattern(compiled, calls, lambda: convert_frame.counters["frames"])
 
 

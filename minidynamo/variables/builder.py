@@ -8,6 +8,7 @@ at the *real* value once and picks its tracker by a table of rules
 | value | tracker |
 |---|---|
 | a tensor | `TensorVariable` and a new graph input named after the source |
+| an int whose value changes (chapter 9) | `SymNodeVariable` and a graph input `L_n_` |
 | int, float, str, None, dtype ... | `ConstantVariable` (specialised: its value is baked in) |
 | list / tuple / dict / set | a container whose items are *lazy*, with item sources |
 | nn.Module | `NNModuleVariable` |
@@ -36,7 +37,14 @@ import torch
 from minidynamo.exc import UNSUPPORTED_VALUE, graph_break
 from minidynamo.guards import constant_guard_kind
 from minidynamo import polyfills
-from minidynamo.sources import AttrSource, GetItemSource, Source, closure_cell_source
+from minidynamo.shapes import dynamic_dims, is_dynamic_int
+from minidynamo.sources import (
+    AttrSource,
+    GetItemSource,
+    Source,
+    closure_cell_source,
+    is_module_state,
+)
 from minidynamo.variables.base import VariableTracker, new_object_id
 from minidynamo.variables.builtins import BuiltinVariable, is_builtin
 from minidynamo.variables.constant import ConstantVariable, is_constant_value
@@ -112,9 +120,9 @@ class VariableBuilder:
                 return build(self, value)
         return self.wrap_object(value)
 
-    def guard(self, kind: str, value: Any) -> None:
+    def guard(self, kind: str, value: Any, **details: Any) -> None:
         """The trace now depends on `value`: guard it (chapter 9; nothing without a source)."""
-        self.output.guards.add(kind, self.source, value)
+        self.output.guards.add(kind, self.source, value, **details)
 
     # -- children of containers: lazy, with item sources ------------------------
 
@@ -129,13 +137,20 @@ class VariableBuilder:
     def wrap_tensor(self, value: torch.Tensor) -> VariableTracker:
         if self.source is None:
             graph_break(UNSUPPORTED_VALUE, "a tensor with no source cannot become a graph input")
-        self.guard("TENSOR_MATCH", value)
-        variable = self.output.add_graph_input(self.source, value)
-        return self.output.side_effects.track_existing(value, variable)
+        output = self.output
+        static = isinstance(value, torch.nn.Parameter) or is_module_state(self.source)
+        dims = dynamic_dims(value, self.source, output.frame_sizes, output.dynamic, static)
+        variable = output.add_graph_input(self.source, value, dims)
+        self.guard("TENSOR_MATCH", value, example=variable.example_value)
+        self.guard("DIMENSION_DYNAMIC_MARKING", value)
+        return output.side_effects.track_existing(value, variable)
 
     def wrap_constant(self, value: Any) -> VariableTracker:
         if isinstance(value, tuple):  # a tuple of constants keeps item trackers
             return self.wrap_tuple(value)
+        if is_dynamic_int(value, self.source, self.output.frame_sizes, self.output.dynamic):
+            self.guard("TYPE_MATCH", value)  # any int will do; what the trace needs of it
+            return self.output.add_symint_input(self.source, value)  # is a SHAPE_ENV guard
         self.guard(constant_guard_kind(value), value)
         return ConstantVariable(value, source=self.source)
 

@@ -63,6 +63,7 @@ from minidynamo.variables.lists import (
     TupleVariable,
     sorted_items,
 )
+from minidynamo.variables.sym_node import SymNodeVariable, specialized
 from minidynamo.variables.tensor import TensorVariable
 
 if TYPE_CHECKING:
@@ -192,6 +193,9 @@ def call_operator(tx: Translator, fn: Callable[..., Any], args: list[Variable]) 
         fn not in CONTAINER_OPERATORS and any(isinstance(arg, TensorVariable) for arg in args)
     ):
         return tensor_operator(tx, fn, args)  # rule 2: a graph node
+    if any(isinstance(arg, SymNodeVariable) for arg in args) and all(
+            isinstance(arg, (SymNodeVariable, ConstantVariable)) for arg in args):
+        return tx.output.create_node(tx, "call_function", fn, args, {})  # s77 * 2: a node too
     dunder = OPERATOR_DUNDERS[fn]  # rule 3: the operand's own method
     receiver, rest = args[0], args[1:]
     if dunder in IN_PLACE_FALLBACK and not hasattr(receiver, method_handler_name(dunder)):
@@ -227,6 +231,8 @@ def identity_compare(left: VariableTracker, right: VariableTracker) -> bool:
 def truth_value(tx: Translator, value: VariableTracker) -> bool:
     """`bool(value)` at trace time: constants and container lengths are known; tensors are not."""
     value = value.realize()
+    if isinstance(value, SymNodeVariable):
+        return value.truth()  # `if x.shape[0] > 2:` on a dynamic size: answered, and guarded
     if isinstance(value, TensorVariable):
         graph_break(
             DATA_DEPENDENT_BRANCH,
@@ -295,7 +301,7 @@ def _setattr(tx: Translator, obj: Variable, name: Variable, value: Variable) -> 
 
 
 def _range(tx: Translator, *args: VariableTracker) -> VariableTracker:
-    values = constant_values(args)
+    values = constant_values([specialized(arg) for arg in args])  # range(n): n's value
     if values is None:
         graph_break(UNSUPPORTED_CALL, f"range() of non-constant arguments {args}")
     return RangeVariable(range(*values))
@@ -452,6 +458,12 @@ def _numeric_conversion(python_type: type) -> Callable[..., VariableTracker]:
         if any(isinstance(arg, TensorVariable) for arg in args):
             what = f"{python_type.__name__}(tensor) needs the tensor's data"
             graph_break(DATA_DEPENDENT_VALUE, what)
+        if python_type is int and len(args) == 1 and isinstance(args[0], SymNodeVariable) and (
+                args[0].python_type() is int):
+            return args[0]  # int(s77) is s77
+        if any(isinstance(arg, SymNodeVariable) for arg in args):  # float(s77), str(s77):
+            args = [constant(arg.as_python_constant()) if isinstance(arg, SymNodeVariable)
+                    else arg for arg in args]  # the value, specialized
         values = constant_values(args)
         if values is None and python_type is str and len(args) == 1:
             return args[0].call_method(tx, "__str__", [], {})  # str(e) of an exception, ...

@@ -42,8 +42,11 @@ if TYPE_CHECKING:
 
 
 def _as_index(tx: Translator, index: VariableTracker) -> int | slice:
-    """A constant list index or slice; a tensor index into a Python list breaks."""
-    index = index.realize()
+    """A constant list index or slice; a tensor index into a Python list breaks
+    (a symbolic int is specialized: chapter 9)."""
+    from minidynamo.variables.sym_node import specialized
+
+    index = specialized(index.realize())
     if not index.is_python_constant():
         graph_break(UNSUPPORTED_OPERATOR, f"indexing a Python sequence with {index}")
     return index.as_python_constant()
@@ -278,22 +281,35 @@ class ListVariable(BaseListVariable):
 
 @dataclass(frozen=True, eq=False, repr=False)
 class SizeVariable(TupleVariable):
-    """`x.shape` / `x.size()`: a torch.Size of constant ints (shapes are static)."""
+    """`x.shape` / `x.size()`: a torch.Size of ints, constants or, for a dynamic size
+    (chapter 9), SymNodeVariables."""
 
     def python_type(self) -> type:
         return torch.Size
 
     def as_proxy(self) -> Any:
-        return torch.Size(item.as_proxy() for item in self.items)
+        proxies = tuple(item.as_proxy() for item in self.items)
+        if all(isinstance(proxy, int) for proxy in proxies):
+            return torch.Size(proxies)
+        return proxies  # nodes among them: a graph node's argument is a tuple
 
     def with_items(self, items: tuple[VariableTracker, ...]) -> BaseListVariable:
         return SizeVariable(tuple(items))
 
     def method_numel(self, tx: Translator) -> VariableTracker:
-        return constant(self.as_python_constant().numel())
+        from minidynamo.variables.builtins import BuiltinVariable
+
+        result: VariableTracker = constant(1)
+        for item in self.items:  # with a symbol, `s77 * 4` is a node
+            result = BuiltinVariable(operator.mul).call_function(tx, [result, item], {})
+        return result
 
     def reconstruct(self, codegen: PyCodegen) -> None:
-        codegen.load_const(self.as_python_constant())
+        if self.is_python_constant():
+            return codegen.load_const(self.as_python_constant())
+        codegen.load_callable(torch.Size)
+        super().reconstruct(codegen)
+        codegen.call_function(1)
 
 
 @dataclass(frozen=True, eq=False, repr=False)

@@ -7,12 +7,13 @@ a node to the graph (through `tx.output.create_node`), whose own example value i
 computed by running the operation on the FakeTensors.
 
 What a FakeTensor knows (shape, dtype, device, ndim) is answered at trace time
-as constants: `x.shape[0]` is an `int` while tracing. What it does not know
-(the data: `x.item()`, `bool(x)`) is a graph break.
+as constants: `x.shape[0]` is an `int` while tracing. A dynamic size (chapter 9)
+is a symbol instead, `x.shape[0]` the SymNodeVariable of `s77`
+(`OutputGraph.size_item`). What it does not know (the data: `x.item()`,
+`bool(x)`) is a graph break.
 
 Compare with TorchDynamo: `torch/_dynamo/variables/tensor.py` (`TensorVariable`,
-`method_attr_*`, `call_method`), with `SymNodeVariable` for dynamic shapes,
-which we leave out (shapes are static here).
+`method_attr_*`, `call_method`, `SymNodeVariable`).
 """
 
 from __future__ import annotations
@@ -80,6 +81,8 @@ class TensorVariable(VariableTracker):
     def var_getattr(self, tx: Translator, name: str) -> VariableTracker:
         from minidynamo.variables.misc import GetAttrVariable
 
+        if name == "shape":
+            return self.sizes(tx, "size")
         if name in CONSTANT_ATTRIBUTES:
             return constant(getattr(self.example_value, name))
         if name in TENSOR_ATTRIBUTES:  # a node, but reloaded from `x.T` if it is returned
@@ -100,16 +103,27 @@ class TensorVariable(VariableTracker):
     ) -> VariableTracker:
         if name in DATA_DEPENDENT_METHODS:
             graph_break(DATA_DEPENDENT_VALUE, f"Tensor.{name}() needs the tensor's data")
-        if name in ("size", "stride") and not args and not kwargs:
-            return constant(getattr(self.example_value, name)())
+        if name in ("size", "stride") and not kwargs and len(args) <= 1:
+            sizes = self.sizes(tx, name)
+            return sizes.call_method(tx, "__getitem__", args, {}) if args else sizes
         return tx.output.create_node(tx, "call_method", name, [self, *args], kwargs)
+
+    def sizes(self, tx: Translator, what: str) -> VariableTracker:
+        """`x.size()` / `x.shape` (`what`: "size") or `x.stride()` ("stride"): a tuple of
+        constants, with a SymNodeVariable for each symbolic entry."""
+        from minidynamo.variables.lists import SizeVariable, TupleVariable
+
+        values = getattr(self.example_value, what)()
+        items = tuple(tx.output.size_item(tx, self, what, dim, value)
+                      for dim, value in enumerate(values))
+        return SizeVariable(items) if what == "size" else TupleVariable(items)
 
     def unpack_var_sequence(self, tx: Translator) -> list[VariableTracker]:
         """Iterating a tensor walks its first dimension: one `x[i]` node per row."""
         if self.example_value.dim() == 0:
             graph_break(UNSUPPORTED_OPERATOR, "iterating over a 0-d tensor")
-        rows = self.example_value.shape[0]
-        return [self.getitem(tx, constant(index)) for index in range(rows)]
+        rows = self.example_value.shape[0]  # a symbolic size: the number is specialized
+        return [self.getitem(tx, constant(index)) for index in range(int(rows))]
 
     def getitem(self, tx: Translator, index: VariableTracker) -> VariableTracker:
         import operator

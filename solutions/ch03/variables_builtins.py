@@ -21,6 +21,7 @@ from minidynamo.variables.constant import ConstantVariable, constant, fold, fold
 from minidynamo.variables.dicts import ConstDictVariable, as_key, dict_items, set_from_values
 from minidynamo.variables.iterators import ListIteratorVariable
 from minidynamo.variables.lists import BaseListVariable, ListVariable, RangeVariable, SliceVariable, TupleVariable, sorted_items
+from minidynamo.variables.sym_node import SymNodeVariable, specialized
 from minidynamo.variables.tensor import TensorVariable
 if TYPE_CHECKING:
     from minidynamo.translator.base import InstructionTranslatorBase as Translator
@@ -46,6 +47,9 @@ def call_operator(tx: Translator, fn: Callable[..., Any], args: list[Variable]) 
         fn not in CONTAINER_OPERATORS and any(isinstance(arg, TensorVariable) for arg in args)
     ):
         return tensor_operator(tx, fn, args)  # rule 2: a graph node
+    if any(isinstance(arg, SymNodeVariable) for arg in args) and all(
+            isinstance(arg, (SymNodeVariable, ConstantVariable)) for arg in args):
+        return tx.output.create_node(tx, "call_function", fn, args, {})  # s77 * 2: a node too
     dunder = OPERATOR_DUNDERS[fn]  # rule 3: the operand's own method
     receiver, rest = args[0], args[1:]
     if dunder in IN_PLACE_FALLBACK and not hasattr(receiver, method_handler_name(dunder)):

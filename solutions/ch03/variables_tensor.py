@@ -28,6 +28,8 @@ class TensorVariable:
     def var_getattr(self, tx: Translator, name: str) -> VariableTracker:
         from minidynamo.variables.misc import GetAttrVariable
 
+        if name == "shape":
+            return self.sizes(tx, "size")
         if name in CONSTANT_ATTRIBUTES:
             return constant(getattr(self.example_value, name))
         if name in TENSOR_ATTRIBUTES:  # a node, but reloaded from `x.T` if it is returned

@@ -10,24 +10,28 @@ import itertools
 import operator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Iterator, Sequence
+import sympy
 import torch
 import torch.fx
 from torch._subclasses.fake_tensor import DataDependentOutputException, DynamicOutputShapeException, FakeTensorMode
+from torch.fx.experimental.symbolic_shapes import DimDynamic, ShapeEnv, free_symbols
 from minidynamo import logs
 from minidynamo.bytecode import Instruction, create_instruction
 from minidynamo.codegen import GRAPH_OUTPUT_LOCAL, PyCodegen
 from minidynamo.exc import DATA_DEPENDENT_VALUE, EXCEPTION_IN_TRACED_CODE, BackendCompilerFailed, Unsupported, graph_break
 from minidynamo.guards import GuardSet
+from minidynamo.shapes import FrameSizes, is_symbolic, shape_env_source, symbolic_context
 from minidynamo.side_effects import SideEffects
-from minidynamo.sources import AttrSource, ChainedSource, Source
+from minidynamo.sources import Source, TensorSizeSource, is_module_state
 from minidynamo.variables import ConstantVariable, ListVariable, NamedTupleVariable, TensorVariable, TupleVariable, VariableTracker, constant, new_object_id, replace_version
 from minidynamo.variables.ctx_manager import remove_grad_mode_toggles
+from minidynamo.variables.sym_node import SymNodeVariable
 from minidynamo.variables.tensor import contains_tensor
 if TYPE_CHECKING:
     from minidynamo.translator.base import InstructionTranslatorBase as Translator
 
 # defined next to the exercises in the package:
-from minidynamo.output_graph import _global_names, has_side_effect
+from minidynamo.output_graph import _global_names, has_side_effect, holds_graph_value
 
 
 class OutputGraph:
@@ -66,7 +70,7 @@ class OutputGraph:
         node_args = tuple(arg.realize().as_proxy() for arg in args)
         node_kwargs = {name: value.realize().as_proxy() for name, value in kwargs.items()}
         example = self.run_on_fakes(kind, target, node_args, node_kwargs)
-        if not contains_tensor(example) and not has_side_effect(kind, target):
+        if not holds_graph_value(example) and not has_side_effect(kind, target):
             return constant(example)  # x.dim(), torch.is_tensor(x): known now, no node
         node = self.graph.create_node(kind, target, node_args, node_kwargs)
         node.meta["example_value"] = example

@@ -21,6 +21,7 @@ from minidynamo.variables.constant import ConstantVariable, constant, fold, fold
 from minidynamo.variables.dicts import ConstDictVariable, as_key, dict_items, set_from_values
 from minidynamo.variables.iterators import ListIteratorVariable
 from minidynamo.variables.lists import BaseListVariable, ListVariable, RangeVariable, SliceVariable, TupleVariable, sorted_items
+from minidynamo.variables.sym_node import SymNodeVariable, specialized
 from minidynamo.variables.tensor import TensorVariable
 if TYPE_CHECKING:
     from minidynamo.translator.base import InstructionTranslatorBase as Translator
@@ -29,6 +30,8 @@ if TYPE_CHECKING:
 def truth_value(tx: Translator, value: VariableTracker) -> bool:
     """`bool(value)` at trace time: constants and container lengths are known; tensors are not."""
     value = value.realize()
+    if isinstance(value, SymNodeVariable):
+        return value.truth()  # `if x.shape[0] > 2:` on a dynamic size: answered, and guarded
     if isinstance(value, TensorVariable):
         graph_break(
             DATA_DEPENDENT_BRANCH,

@@ -87,7 +87,7 @@ def test_a_hit_does_not_trace_and_a_miss_logs_why(capsys):
 
 def test_the_recompile_limit_runs_eagerly_with_a_warning_once(caplog):
     minidynamo.reset()
-    compiled = minidynamo.compile(scaled)
+    compiled = minidynamo.compile(scaled, dynamic=False)  # each new n is a new entry
     with config.patch(recompile_limit=3), caplog.at_level(logging.WARNING, logger="minidynamo"):
         for n in range(6):
             assert torch.equal(compiled(torch.ones(2), n), torch.full((2,), float(n)))

@@ -1,0 +1,304 @@
+"""Automatic dynamic shapes (chapter 9), compared with torch.compile call for call.
+
+Each case is a function and a sequence of calls. minidynamo and torch.compile run it
+with the same `dynamic` option and a backend that records every graph; for every call
+we compare whether the frame was traced again (the compile pattern, e.g. `[1, 0, 1, 0]`
+for "a size, the same size, a new size, another new size": the third call makes that
+dimension dynamic, the fourth reuses the dynamic entry), the placeholders of every
+graph (`s77`, `L_x_`: the same symbols, named the same), and every output against
+eager's.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, Callable
+
+import pytest
+import torch
+import torch._dynamo
+import torch._dynamo.utils
+
+import minidynamo
+from minidynamo import cache, convert_frame
+from minidynamo.testing import assert_same_value, strict_mode
+
+
+@dataclasses.dataclass
+class Case:
+    id: str
+    fn: Callable[..., Any]
+    calls: list[Callable[[], tuple]]  # each builds fresh arguments
+    dynamic: bool | None = None
+    compiles: list[int] | None = None  # the pattern, written down as torch 2.13 gives it
+
+
+def t(*shape):
+    return torch.arange(float(torch.Size(shape).numel())).reshape(shape) / 7 + 1
+
+
+def sizes(*shapes) -> list[Callable[[], tuple]]:
+    return [lambda shape=shape: (t(*shape),) for shape in shapes]
+
+
+# -- the functions ----------------------------------------------------------------------
+
+
+def double(x):
+    return x * 2
+
+
+def add(x, y):
+    return x + y
+
+
+def two_sums(x, y):
+    return x.sum() + y.sum()
+
+
+def halve_rows(x):
+    return x.view(x.shape[0] // 2, -1)
+
+
+def branch_on_size(x):
+    if x.shape[0] > 4:
+        return x + 1
+    return x - 1
+
+
+def scale(x, n):
+    return x * n
+
+
+def branch_on_int(x, n):
+    if n > 2:
+        return x + 1
+    return x - 1
+
+
+def new_zeros(x):
+    return x.new_zeros(x.shape[0] * 2) + x.sum()
+
+
+def size_arithmetic(x):
+    rows, cols = x.shape
+    return x.reshape(cols, rows) * (rows + cols), x.numel()
+
+
+def returns_size(x):
+    return x * 2, x.size(0)
+
+
+def ones_like_rows(x):
+    return torch.ones(x.size(0)) + x[:, 0]
+
+
+def loop_over_int(x, n):
+    for _ in range(n):
+        x = x + 1
+    return x
+
+
+def item_of_list(xs):
+    return xs[0] * xs[1]
+
+
+def break_on_data(x):
+    y = x * 2
+    if y.sum() > 0:  # a graph break: partial graph, then a resume function
+        return y + x.shape[0]
+    return y - 1
+
+
+def cat_then_size(x):
+    y = torch.cat([x, x])
+    return y * y.shape[0]
+
+
+class Net(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = torch.nn.Linear(4, 3)
+
+    def forward(self, x):
+        return self.fc(x).relu()
+
+
+NET = Net()
+
+
+def run_net(x):
+    return NET(x)
+
+
+CASES = [
+    Case("a_size_changes", double, sizes((3,), (3,), (5,), (7,), (3,)), compiles=[1, 0, 1, 0, 0]),
+    Case("sizes_0_and_1_are_specialized", double, sizes((1,), (2,), (3,), (1,), (0,), (4,))),
+    Case("two_dimensions", double, sizes((3, 4), (3, 5), (4, 6), (5, 7))),
+    Case("broadcast_makes_sizes_equal", add,
+         [lambda n=n: (t(n), t(n)) for n in (3, 4, 5, 6)]),
+    Case("independent_sizes", two_sums,
+         [lambda a=a, b=b: (t(a), t(b)) for a, b in ((3, 3), (4, 4), (5, 6), (2, 9))]),
+    Case("arithmetic_on_a_size", halve_rows, sizes((4, 2), (6, 2), (8, 2), (10, 2))),
+    Case("a_branch_on_a_size", branch_on_size, sizes((3,), (5,), (6,), (2,), (7,), (3,))),
+    Case("new_zeros_of_a_computed_size", new_zeros, sizes((2,), (3,), (4,))),
+    Case("unpacked_sizes", size_arithmetic, sizes((2, 3), (3, 4), (4, 5))),
+    Case("returns_a_size", returns_size, sizes((2,), (3,), (4,))),
+    Case("ones_of_a_size", ones_like_rows, sizes((2, 2), (3, 2), (5, 2))),
+    Case("cat_then_its_size", cat_then_size, sizes((2,), (3,), (4,))),
+    Case("a_module_batch", run_net, sizes((2, 4), (3, 4), (5, 4))),
+    Case("a_break_with_dynamic_sizes", break_on_data, sizes((2,), (3,), (4,), (5,))),
+    Case("an_int_changes", scale, [lambda n=n: (t(3), n) for n in (2, 2, 3, 4, 1, 0)],
+         compiles=[1, 0, 1, 0, 0, 0]),
+    Case("a_branch_on_an_int", branch_on_int, [lambda n=n: (t(2), n) for n in (3, 4, 5, 1)],
+         compiles=[1, 1, 0, 1]),
+    Case("range_of_an_int", loop_over_int, [lambda n=n: (t(2), n) for n in (2, 3, 4)]),
+    Case("an_int_in_a_list", item_of_list, [lambda n=n: ([t(2), n],) for n in (3, 4, 5)]),
+    Case("a_tensor_in_a_list", item_of_list, [lambda n=n: ([t(n), t(n)],) for n in (3, 4, 5)]),
+    Case("a_bool_is_never_dynamic", scale, [lambda b=b: (t(2), b) for b in (True, False, True)]),
+    Case("dynamic_false_stays_static", double, sizes((3,), (5,), (7,)), dynamic=False,
+         compiles=[1, 1, 1]),
+    Case("dynamic_true_from_the_first_call", double, sizes((3,), (5,), (1,), (7,)),
+         dynamic=True),
+    Case("dynamic_true_ints", scale, [lambda n=n: (t(3), n) for n in (2, 3, 1)], dynamic=True),
+    Case("dynamic_true_two_inputs", add, [lambda n=n: (t(n), t(n)) for n in (3, 4)],
+         dynamic=True),
+    Case("dynamic_true_module", run_net, sizes((2, 4), (3, 4)), dynamic=True),
+]
+
+
+# -- running a case -------------------------------------------------------------------------
+
+
+def run(compile_fn, case, frames) -> tuple[list[int], list[list[str]], list[Any]]:
+    """Per call: traced again (1) or not (0); every graph's placeholders; the outputs."""
+    placeholders: list[list[str]] = []
+
+    def backend(gm, example_inputs):
+        placeholders.append([node.target for node in gm.graph.nodes if node.op == "placeholder"])
+        return gm.forward
+
+    compiled = compile_fn(case.fn, backend=backend, dynamic=case.dynamic)
+    pattern, outputs = [], []
+    for make_args in case.calls:
+        before = frames()
+        outputs.append(compiled(*make_args()))
+        pattern.append(frames() - before)
+    return pattern, placeholders, outputs
+
+
+def torch_run(case):
+    torch._dynamo.reset()
+    torch._dynamo.utils.counters.clear()
+    return run(torch.compile, case, lambda: torch._dynamo.utils.counters["frames"]["ok"])
+
+
+def minidynamo_run(case):
+    minidynamo.reset()
+    with strict_mode():
+        return run(minidynamo.compile, case, lambda: convert_frame.counters["frames"])
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda case: case.id)
+def test_dynamic_shapes_as_torch_compile(case):
+    ours, our_graphs, our_outputs = minidynamo_run(case)
+    theirs, their_graphs, _ = torch_run(case)
+    for index, make_args in enumerate(case.calls):
+        assert_same_value(case.fn(*make_args()), our_outputs[index], path=f"call {index}")
+    assert ours == theirs, f"minidynamo compiled {ours}, torch.compile {theirs}"
+    if case.compiles is not None:
+        assert ours == case.compiles
+    assert our_graphs == their_graphs
+
+
+def test_a_dynamic_entry_guards_the_symbols_not_the_sizes():
+    minidynamo.reset()
+    compiled = minidynamo.compile(add)
+    compiled(t(3, 4), t(3, 4))
+    compiled(t(5, 4), t(5, 4))  # dimension 0 is dynamic now
+    source = cache.lookup(add.__code__).entries[0].check.source
+    assert "___v0.dim() == 2 and ___v0.size()[1] == 4" in source  # no size()[0] check
+    assert "if not (2 <= ___v0.size()[0]):  # SHAPE_ENV" in source
+    assert "___v1.size()[0] == ___v0.size()[0]" in source  # x + y needed equal sizes
+    assert torch.equal(compiled(t(9, 4), t(9, 4)), t(9, 4) * 2)
+    with pytest.raises(RuntimeError, match="must match"):  # no entry applies; eager raises
+        compiled(t(9, 4), t(8, 4))
+
+
+def test_recompile_reasons_name_the_shape_guard_as_torch_does():
+    def reasons_of(compile_fn, frames_reset, failures):
+        frames_reset()
+        compiled = compile_fn(double, backend="eager")
+        for shape in ((3,), (5,), (1,)):
+            compiled(t(*shape))
+        return [reason.split("\n")[0].split("  #")[0].strip() for reason in failures()]
+
+    ours = reasons_of(minidynamo.compile, minidynamo.reset,
+                      lambda: cache.lookup(double.__code__).failures)
+    theirs = reasons_of(torch.compile, torch._dynamo.reset,
+                        lambda: torch._dynamo.utils.guard_failures[double.__code__])
+    assert ours == theirs == ["0/0: tensor 'x' size mismatch at index 0. expected 3, actual 5",
+                              "0/1: 2 <= x.size()[0]",
+                              "0/0: tensor 'x' size mismatch at index 0. expected 3, actual 1"]
+
+
+@pytest.mark.parametrize("mark", [minidynamo.mark_dynamic, torch._dynamo.mark_dynamic],
+                         ids=["minidynamo", "torch"])
+def test_mark_dynamic_makes_a_dimension_a_symbol_from_the_first_call(mark):
+    minidynamo.reset()
+    graphs = []
+    compiled = minidynamo.compile(double, backend=lambda gm, inputs: graphs.append(gm) or gm)
+    x = t(3, 4)
+    mark(x, 0)
+    compiled(x)
+    assert [node.target for node in graphs[0].graph.nodes if node.op == "placeholder"] == \
+        ["s77", "L_x_"]
+    y = t(6, 4)
+    mark(y, 0)
+    compiled(y)
+    assert len(graphs) == 1
+    compiled(t(3, 4))  # not marked: the marking guard fails, a static entry
+    assert len(graphs) == 2
+
+
+def test_torch_compile_honours_minidynamos_mark():
+    torch._dynamo.reset()
+    graphs = []
+    compiled = torch.compile(double, backend=lambda gm, inputs: graphs.append(gm) or gm)
+    x = t(3, 4)
+    minidynamo.mark_dynamic(x, 0)
+    compiled(x)
+    assert [node.target for node in graphs[0].graph.nodes if node.op == "placeholder"] == \
+        ["s77", "L_x_"]
+
+
+def test_mark_static_wins_over_dynamic_true():
+    minidynamo.reset()
+    graphs = []
+    compiled = minidynamo.compile(double, dynamic=True,
+                                  backend=lambda gm, inputs: graphs.append(gm) or gm)
+    x = t(3, 4)
+    minidynamo.mark_static(x, 0)
+    compiled(x)
+    example = next(node for node in graphs[0].graph.nodes if node.target == "L_x_")
+    size = example.meta["example_value"].size()
+    assert size[0] == 3 and isinstance(size[0], int) and not isinstance(size[1], int)
+
+
+def test_parameters_keep_static_shapes():
+    minidynamo.reset()
+    graphs = []
+    compiled = minidynamo.compile(NET, dynamic=True,
+                                  backend=lambda gm, inputs: graphs.append(gm) or gm)
+    compiled(t(3, 4))
+    weight = next(node for node in graphs[0].graph.nodes if "weight" in node.name)
+    assert tuple(weight.meta["example_value"].size()) == (3, 4)
+
+
+def test_bad_marks_and_options_are_clear_errors():
+    with pytest.raises(IndexError, match="out of range"):
+        minidynamo.mark_dynamic(t(3), 1)
+    with pytest.raises(TypeError, match="expect a tensor"):
+        minidynamo.mark_static([1, 2], 0)
+    with pytest.raises(TypeError, match="dynamic must be None, True or False"):
+        minidynamo.compile(double, dynamic="yes")
