@@ -45,7 +45,7 @@ from torch._guards import GuardSource
 from torch._guards import Source as TorchSource
 from torch.fx.experimental.symbolic_shapes import DimDynamic, StatelessSymbolicContext
 
-from minidynamo.sources import AttrSource, ChainedSource, GetItemSource, Source
+from minidynamo.sources import ChainedSource, GetItemSource, Source
 
 
 class _Auto:
@@ -145,7 +145,7 @@ def passed_by_the_caller(source: Source) -> bool:
         if not isinstance(source, GetItemSource):
             return False
         source = source.base
-    return source.is_local() and not isinstance(source, AttrSource)
+    return source.is_local()
 
 
 def symbolic_context(dims: Iterable[bool]) -> StatelessSymbolicContext:

@@ -32,21 +32,37 @@ def test_frames_run_natively_are_compiled_like_torch(program):
     assert comparison.torch.graph_count > 1     # the natively run frames made graphs
 
 
-def torch_graphs(fn, *args):
+def torch_graphs(fn, *args, dynamic=None):
     torch._dynamo.reset()
     recorder = RecordingBackend()
-    torch.compile(fn, backend=recorder)(*args)
+    torch.compile(fn, backend=recorder, dynamic=dynamic)(*args)
     return [graph_signature(gm) for gm in recorder.graphs]
 
 
-def minidynamo_graphs(function, *args, fullgraph=False):
+def minidynamo_graphs(function, *args, fullgraph=False, dynamic=None):
     """Call `compile_frame(function)` in strict mode; its value and its graphs."""
     minidynamo.reset()
     recorder = RecordingBackend()
     with strict_mode():
-        compiled = convert_frame.compile_frame(function, backend=recorder, fullgraph=fullgraph)
+        compiled = convert_frame.compile_frame(function, backend=recorder, fullgraph=fullgraph,
+                                               dynamic=dynamic)
         value = compiled(*args)
     return compiled, value, [graph_signature(gm) for gm in recorder.graphs]
+
+
+@pytest.mark.task("ch00.3")
+def test_the_wrapper_compiles_with_its_dynamic_option():
+    """`dynamic=True` (chapter 9) reaches the frame: its sizes are symbols from the start,
+    for a function and for a bound method alike."""
+    x, y = samples.tensors((3,), (3,))
+    _, value, graphs = minidynamo_graphs(samples.helper, x, dynamic=True)
+    torch.testing.assert_close(value, samples.helper(x))
+    assert graphs == torch_graphs(samples.helper, x, dynamic=True) != \
+        torch_graphs(samples.helper, x)
+    bound = samples.Scaler(y).scale  # a tensor factor: a graph input too
+    _, value, graphs = minidynamo_graphs(bound, x, dynamic=True)
+    torch.testing.assert_close(value, samples.Scaler(y).scale(x))
+    assert graphs == torch_graphs(bound, x, dynamic=True) != torch_graphs(bound, x)
 
 
 @pytest.mark.task("ch00.3")

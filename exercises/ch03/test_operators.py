@@ -240,3 +240,26 @@ def test_hasattr_and_getattr_defaults_on_a_tensor_are_one_graph():
                          ids=lambda p: p.__name__)
 def test_tensor_attributes_match_torch(program):
     run(program, (3, 5))
+
+
+# -- chapter 9's dynamic sizes reach these rules too ------------------------------------------
+
+
+def rows_halved(x):
+    rows = x.shape[0]              # with dynamic=True, the symbol s77: not a constant
+    return x.view(rows // 2, -1) * (rows + 1)
+
+
+@pytest.mark.task("ch03.1")
+def test_arithmetic_on_a_symbolic_size_is_a_graph_node():
+    """`rows // 2` on a SymNodeVariable (chapter 9) cannot fold: a node, as in torch's graph."""
+    x, = samples.tensors((4, 3))
+    comparison = assert_same_as_torch(rows_halved, x, fullgraph=True, dynamic=True)
+    assert "s77" in placeholder_names(comparison.minidynamo.graphs[0])
+
+
+@pytest.mark.task("ch03.4")
+def test_the_shape_of_a_dynamic_tensor_holds_its_symbols():
+    """`x.shape` with a dynamic size (chapter 9): a SizeVariable with a SymNodeVariable."""
+    x, = samples.tensors((4, 3))
+    assert_same_as_torch(rows_halved, x, fullgraph=True, dynamic=True)

@@ -253,3 +253,17 @@ def test_a_tensor_input_is_a_tensor_condition(t):
     ours, theirs = explain_both(samples.if_input_tensor, x3(), t)
     assert (ours.graph_count, ours.graph_break_count) == (theirs.graph_count, theirs.graph_break_count)
     assert [reason.kind.title for reason in ours.compiled_break_reasons] == ["data-dependent branch"]
+
+
+def branch_on_rows(x):
+    if x.shape[0] > 2:             # with dynamic=True, a SymBool: answered and guarded
+        return x + 1
+    return x - 1
+
+
+@pytest.mark.task("ch06.1")
+def test_the_truth_of_a_symbolic_comparison_is_known():
+    """A comparison of a dynamic size (chapter 9) is not data: no break, as in torch."""
+    comparison = assert_same_as_torch(branch_on_rows, torch.ones(4, 3), fullgraph=True,
+                                      dynamic=True)
+    assert len(comparison.minidynamo.graphs) == 1

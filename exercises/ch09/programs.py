@@ -62,17 +62,17 @@ def _pattern(compiled: Callable, calls: list[Call], frames: Callable[[], int]):
     return pattern, outputs
 
 
-def torch_run(fn: Callable, calls: list[Call]):
+def torch_run(fn: Callable, calls: list[Call], dynamic: bool | None = False):
     torch._dynamo.reset()
     torch._dynamo.utils.counters.clear()
     torch._dynamo.utils.guard_failures.clear()
-    compiled = torch.compile(fn, backend="eager", dynamic=False)
+    compiled = torch.compile(fn, backend="eager", dynamic=dynamic)
     return _pattern(compiled, calls, lambda: torch._dynamo.utils.counters["frames"]["ok"])
 
 
-def minidynamo_run(fn: Callable, calls: list[Call]):
+def minidynamo_run(fn: Callable, calls: list[Call], dynamic: bool | None = False):
     minidynamo.reset()
-    compiled = minidynamo.compile(fn, backend="eager", dynamic=False)  # as torch_run
+    compiled = minidynamo.compile(fn, backend="eager", dynamic=dynamic)  # as torch_run
     return _pattern(compiled, calls, lambda: convert_frame.counters["frames"])
 
 
@@ -100,18 +100,21 @@ def first_line(reason: str) -> str:
     return reason.split("\n")[0].split("  #")[0].strip()
 
 
-def recompile_reasons(fn: Callable, calls: list[Call]) -> tuple[list[str], list[str]]:
+def recompile_reasons(fn: Callable, calls: list[Call],
+                      dynamic: bool | None = False) -> tuple[list[str], list[str]]:
     """(minidynamo's, torch.compile's) reasons, one per entry tried at each recompile."""
-    minidynamo_run(fn, calls)
+    minidynamo_run(fn, calls, dynamic)
     frame_cache = cache.lookup(fn.__code__)
     ours = [first_line(reason) for reason in frame_cache.failures] if frame_cache else []
-    torch_run(fn, calls)
+    torch_run(fn, calls, dynamic)
     theirs = [first_line(reason) for reason in torch._dynamo.utils.guard_failures[fn.__code__]]
     return ours, theirs
 
 
-def check_reasons(fn: Callable, calls: list[Call]) -> list[str]:
-    ours, theirs = recompile_reasons(fn, calls)
+def check_reasons(fn: Callable, calls: list[Call], dynamic: bool | None = False) -> list[str]:
+    """The reasons, equal to torch.compile's with the same `dynamic` (False: all static;
+    None: automatic dynamic shapes, chapter 9)."""
+    ours, theirs = recompile_reasons(fn, calls, dynamic)
     assert theirs, "torch.compile did not recompile: the sequence tests nothing"
     assert ours == theirs
     return ours

@@ -1,7 +1,8 @@
 """Graded tests for GuardSet.tensor_match (ch09.1): the guard of a tensor input.
 
 A graph is valid for every tensor with the properties it was traced for: its type, its
-dispatch keys, dtype, device, requires_grad, sizes and strides (shapes are static). Each
+dispatch keys, dtype, device, requires_grad, sizes and strides (a dynamic size, one that
+is a symbol in the graph, is left to the shape guards). Each
 case changes exactly one of them between calls, or none: torch.compile
 (`dynamic=False`) traces again exactly when one changed, and so must minidynamo with
 your guard, which must also leave the values alone (a new tensor with other values is a
@@ -85,3 +86,17 @@ def test_a_parameters_reason_names_its_source():
              Call(lambda: (t(2, 4), net), lambda: programs.requires_grad_off(net.fc.weight))]
     [reason] = check_reasons(programs.run_net, calls)
     assert reason.startswith("0/0: tensor 'net._modules['fc']._parameters['weight']' requires_grad")
+
+
+@pytest.mark.task("ch09.1")
+def test_a_dynamic_size_is_left_to_the_shape_guards():
+    """After dimension 0 changed, automatic dynamic shapes make it a symbol: the next
+    entry's tensor guard compares the rank and dimension 1 only (torch's `size=[None, 4]`),
+    so any first size of 2 or more hits, and a changed second size fails with torch's
+    reason, index 1."""
+    calls = [Call(lambda: (t(3, 4),)), Call(lambda: (t(5, 4),)), Call(lambda: (t(9, 4),)),
+             Call(lambda: (t(9, 5),))]
+    reasons = check_reasons(programs.affine, calls, dynamic=None)
+    assert reasons[:2] == ["0/0: tensor 'x' size mismatch at index 0. expected 3, actual 5",
+                           "0/1: tensor 'x' size mismatch at index 1. expected 4, actual 5"]
+    assert programs.minidynamo_run(programs.affine, calls, dynamic=None)[0] == [1, 1, 0, 1]

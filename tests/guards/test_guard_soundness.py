@@ -7,8 +7,10 @@ Each case is a function and a sequence of calls; each call builds fresh argument
 default dtype). For every call we record whether the frame was traced again: torch's
 `counters["frames"]["ok"]` and minidynamo's `counters["frames"]`. The patterns must be
 equal call for call, e.g. `[1, 0, 1, 0, 0]` for "same inputs twice, one property
-changed twice, then the first inputs again". torch runs with `dynamic=False` here:
-automatic dynamic shapes would make the third distinct size reuse a dynamic entry.
+changed twice, then the first inputs again". Both compilers run each case twice:
+with `dynamic=False` (every guard static) and with the default automatic dynamic
+shapes (a size or an int argument that changed becomes a symbol at the recompile,
+so the entry that follows is guarded by what the trace needed of the symbol).
 """
 
 from __future__ import annotations
@@ -473,18 +475,18 @@ def compile_pattern(compile_fn, fn, calls, frames_count) -> tuple[list[int], lis
     return pattern, outputs
 
 
-def torch_pattern(case):
+def torch_pattern(case, dynamic):
     torch._dynamo.reset()
     torch._dynamo.utils.counters.clear()
-    return compile_pattern(lambda fn: torch.compile(fn, backend="eager", dynamic=False),
+    return compile_pattern(lambda fn: torch.compile(fn, backend="eager", dynamic=dynamic),
                            case.fn, case.calls,
                            lambda: torch._dynamo.utils.counters["frames"]["ok"])
 
 
-def minidynamo_pattern(case):
+def minidynamo_pattern(case, dynamic):
     minidynamo.reset()
     with strict_mode():
-        return compile_pattern(lambda fn: minidynamo.compile(fn, backend="eager"),
+        return compile_pattern(lambda fn: minidynamo.compile(fn, backend="eager", dynamic=dynamic),
                                case.fn, case.calls, lambda: convert_frame.counters["frames"])
 
 
@@ -497,11 +499,12 @@ def eager_outputs(case):
     return outputs
 
 
+@pytest.mark.parametrize("dynamic", [False, None], ids=["static", "automatic_dynamic"])
 @pytest.mark.parametrize("case", CASES, ids=lambda case: case.id)
-def test_recompiles_exactly_where_torch_does(case):
+def test_recompiles_exactly_where_torch_does(case, dynamic):
     expected = eager_outputs(case)
-    ours, our_outputs = minidynamo_pattern(case)
-    theirs, their_outputs = torch_pattern(case)
+    ours, our_outputs = minidynamo_pattern(case, dynamic)
+    theirs, their_outputs = torch_pattern(case, dynamic)
     for index, (want, got) in enumerate(zip(expected, our_outputs)):
         assert_same_value(want, got, path=f"call {index}")
     if case.torch_wrong is not None:
