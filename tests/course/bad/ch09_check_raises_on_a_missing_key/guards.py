@@ -13,11 +13,12 @@ import weakref
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable
 import torch
+from minidynamo.shapes import MARK_ATTRIBUTES, dynamism_marks, is_symbolic
 from minidynamo.sources import Source
 
 # defined next to the exercises in the package:
 from minidynamo.guards import (
-    Guard, TensorFacts, _ref_name, display_name, eval_source,
+    Guard, TensorFacts, _compare_each, _ref_name, display_name, eval_source,
     key_set_as_torch_prints_it, scalar_type_name, tensor_mismatch,
 )
 
@@ -25,11 +26,16 @@ from minidynamo.guards import (
 class GuardSet:
     """The exercise methods of minidynamo.guards.GuardSet; the class keeps all its others."""
 
-    def tensor_match(self, source: Source, value: torch.Tensor) -> None:
+    def tensor_match(self, source: Source, value: torch.Tensor,
+                     example: torch.Tensor | None = None) -> None:
         """TENSOR_MATCH: `value`'s type, dispatch keys, dtype, device index, requires_grad,
-        sizes and strides, compared in one line of code; its reason is `tensor_mismatch`'s."""
+        sizes and strides, compared in one line of code; its reason is `tensor_mismatch`'s.
+
+        With `example` (its FakeTensor), a size or stride that is a symbol there is
+        not compared (the SHAPE_ENV guards say what it may be): `x.size()[1] == 4`
+        for each static one, and the rank, instead of `x.size() == (3, 4)`."""
         name = source.name()
-        facts = TensorFacts.of(value)
+        facts = TensorFacts.of(value, example)
         refs: dict[str, Any] = {}
         cls = type(value)
         cls_name = "Tensor" if cls is torch.Tensor else _ref_name(refs, "type", cls)
@@ -41,7 +47,8 @@ class GuardSet:
         code = (f"type({name}) is {cls_name} and ___dispatch_keys({name}) == {keys} "
                 f"and {name}.dtype is {dtype} {device}"
                 f"and {name}.requires_grad is {facts.requires_grad} "
-                f"and {name}.size() == {facts.size} and {name}.stride() == {facts.stride}")
+                f"and {_compare_each(name, 'size', facts.size)} "
+                f"and {_compare_each(name, 'stride', facts.stride)}")
         shown = display_name(name)
         self._add(Guard("TENSOR_MATCH", source, code, refs,
                         reason=lambda L, G: tensor_mismatch(shown, facts, eval_source(name, L, G))))
@@ -67,7 +74,7 @@ def tensor_difference(expected: TensorFacts, actual: TensorFacts) -> str | None:
     for what, old, new in (("size", expected.size, actual.size),
                            ("stride", expected.stride, actual.stride)):
         for index, (a, b) in enumerate(zip(old, new)):
-            if a != b:
+            if a is not None and a != b:
                 return f"{what} mismatch at index {index}. expected {a}, actual {b}"
     return None
 
