@@ -56,7 +56,7 @@ from minidynamo.exc import (
     graph_break,
 )
 from minidynamo.guards import CheckFunction
-from minidynamo.logs import graph_breaks_log, guards_log, log, recompiles_log
+from minidynamo.logs import graph_breaks_log, guards_log, log, recompiles_log, recompiles_verbose_log
 from minidynamo.output_graph import Backend, OutputGraph
 from minidynamo.translator import InstructionTranslator
 from minidynamo.variables.ctx_manager import restoring_grad_mode
@@ -291,13 +291,21 @@ def recompile_limit_hit(cache: FrameCache, fn: types.FunctionType,
 
 
 def log_recompile(cache: FrameCache, reasons: list[tuple[str, str | None]]) -> None:
-    """`MINIDYNAMO_LOGS=recompiles`: the failing guard of every entry, newest first."""
+    """`MINIDYNAMO_LOGS=recompiles`: the failing guard of every entry, newest first.
+
+    `recompiles_verbose` prints the same reasons in TorchDynamo's verbose layout, one block
+    per entry (`guard 0 failures:`), instead of the short one (as torch, not both)."""
     counters["recompiles"] += 1
     cache.failures += [f"{compile_id}: {reason}" for compile_id, reason in reasons]
-    lines = [f"Recompiling function {cache.name} in {cache.location}",
-             "    triggered by the following guard failure(s):"]
-    lines += [f"    - {compile_id}: {reason}" for compile_id, reason in reasons]
-    recompiles_log.debug("%s", "\n".join(lines))
+    header = [f"Recompiling function {cache.name} in {cache.location}",
+              "    triggered by the following guard failure(s):"]
+    if recompiles_verbose_log.isEnabledFor(logging.DEBUG):
+        blocks = [f"    guard {index} failures:\n    - {compile_id}: {reason}"
+                  for index, (compile_id, reason) in enumerate(reasons)]
+        recompiles_verbose_log.debug("%s", "\n".join(header + ["\n\n".join(blocks)]))
+    else:
+        lines = [f"    - {compile_id}: {reason}" for compile_id, reason in reasons]
+        recompiles_log.debug("%s", "\n".join(header + lines))
 
 
 def log_guards(entry: CacheEntry) -> None:

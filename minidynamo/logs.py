@@ -12,7 +12,7 @@ Logs switched on by the environment variable or by `set_logs`:
 - `graph_breaks`: every graph break, with its reason and user stack.
 - `guards`: the guards of each new cache entry (chapter 9).
 - `recompiles`: why a frame is traced again, the failing guard of every entry, in
-  torch's words (`recompiles_verbose` is accepted as the same log).
+  torch's words; `recompiles_verbose`: the same reasons in torch's verbose layout.
 
 Each log is a standard `logging` logger (`minidynamo.trace_bytecode`,
 `minidynamo.graph_code`), so tests can capture it with a handler.

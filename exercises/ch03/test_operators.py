@@ -13,6 +13,7 @@ from __future__ import annotations
 import collections
 
 import pytest
+import torch
 
 from minidynamo.testing import (
     Call,
@@ -256,6 +257,20 @@ def test_arithmetic_on_a_symbolic_size_is_a_graph_node():
     x, = samples.tensors((4, 3))
     comparison = assert_same_as_torch(rows_halved, x, fullgraph=True, dynamic=True)
     assert "s77" in placeholder_names(comparison.minidynamo.graphs[0])
+
+
+def repeated_by_a_size(x):
+    halves = [x, x * 2] * (x.shape[0] // 2)  # a list times a symbol: the list's rule
+    return torch.cat(halves)
+
+
+@pytest.mark.task("ch03.1")
+def test_a_list_repeated_by_a_symbolic_size_is_a_list():
+    """`[x, y] * s`: a symbol does not make every operator a graph node. Only when every
+    operand is a symbol or a constant is it one; a list operand goes to the list's rule,
+    which specializes the symbol, as torch.compile does."""
+    x, = samples.tensors((4, 3))
+    assert_same_as_torch(repeated_by_a_size, x, fullgraph=True, dynamic=True)
 
 
 @pytest.mark.task("ch03.4")

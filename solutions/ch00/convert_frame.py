@@ -18,7 +18,7 @@ from minidynamo.bytecode import Instruction, assemble, scan
 from minidynamo.cache import CacheEntry, FrameCache, cache_of
 from minidynamo.exc import BREAK_AT_A_STATEMENT_BOUNDARY, UNSUPPORTED_PYTHON_FEATURE, BackendCompilerFailed, FailOnRecompileLimitHit, InternalError, Unsupported, graph_break
 from minidynamo.guards import CheckFunction
-from minidynamo.logs import graph_breaks_log, guards_log, log, recompiles_log
+from minidynamo.logs import graph_breaks_log, guards_log, log, recompiles_log, recompiles_verbose_log
 from minidynamo.output_graph import Backend, OutputGraph
 from minidynamo.translator import InstructionTranslator
 from minidynamo.variables.ctx_manager import restoring_grad_mode

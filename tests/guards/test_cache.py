@@ -85,6 +85,52 @@ def test_a_hit_does_not_trace_and_a_miss_logs_why(capsys):
     assert "triggered by the following guard failure(s):\n    - 0/0: n == 2" in printed
 
 
+class _Messages(logging.Handler):
+    def __init__(self):
+        super().__init__()
+        self.messages = []
+
+    def emit(self, record):
+        self.messages.append(record.getMessage())
+
+
+def without_user_stacks(message):
+    """A recompiles message without torch's user stack lines and `#` comments (minidynamo
+    prints neither)."""
+    lines = [line.split("  #")[0].rstrip() for line in message.split("\n")]
+    return [line for line in lines if not line.startswith(("    - User stack", "    -   "))]
+
+
+def test_recompiles_verbose_prints_torchs_layout():
+    calls = SEQUENCE[:3]
+    logger = logging.getLogger("torch._dynamo.guards.__recompiles_verbose")
+    theirs, ours = _Messages(), _Messages()
+    torch._dynamo.reset()
+    torch._logging.set_logs(recompiles_verbose=True)
+    logger.addHandler(theirs)
+    try:
+        compiled = torch.compile(scaled, backend="eager", dynamic=False)
+        for args in calls:
+            compiled(*args)
+    finally:
+        logger.removeHandler(theirs)
+        torch._logging.set_logs()
+    minidynamo.reset()
+    minidynamo.set_logs(recompiles_verbose=True)
+    logging.getLogger("minidynamo.recompiles_verbose").addHandler(ours)
+    try:
+        compiled = minidynamo.compile(scaled, dynamic=False)
+        for args in calls:
+            compiled(*args)
+    finally:
+        logging.getLogger("minidynamo.recompiles_verbose").removeHandler(ours)
+        minidynamo.set_logs(recompiles_verbose=False)
+    assert len(ours.messages) == len(theirs.messages) == 2
+    assert "    guard 1 failures:" in ours.messages[1]
+    assert [without_user_stacks(m) for m in ours.messages] == \
+        [without_user_stacks(m) for m in theirs.messages]
+
+
 def test_the_recompile_limit_runs_eagerly_with_a_warning_once(caplog):
     minidynamo.reset()
     compiled = minidynamo.compile(scaled, dynamic=False)  # each new n is a new entry

@@ -13,12 +13,14 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 import torch
 from minidynamo import polyfills
-from minidynamo.exc import UNSUPPORTED_CALL, graph_break
+from minidynamo.resume.origins import resume_origin
+from minidynamo.exc import DATA_DEPENDENT_BRANCH, DATA_DEPENDENT_VALUE, EXCEPTION_IN_TRACED_CODE, UNSUPPORTED_CALL, UNSUPPORTED_OPERATOR, UNSUPPORTED_PYTHON_FEATURE, ObservedException, graph_break, raise_observed
 from minidynamo.variables.base import KnownFunctionVariable, VariableTracker, call_checked, constant_values, method_handler_name, new_object_id
 from minidynamo.variables.constant import ConstantVariable, constant, fold, fold_value
 from minidynamo.variables.dicts import ConstDictVariable, as_key, dict_items, set_from_values
 from minidynamo.variables.iterators import ListIteratorVariable
 from minidynamo.variables.lists import BaseListVariable, ListVariable, RangeVariable, SliceVariable, TupleVariable, sorted_items
+from minidynamo.variables.sym_node import SymNodeVariable, specialized
 from minidynamo.variables.tensor import TensorVariable
 if TYPE_CHECKING:
     from minidynamo.translator.base import InstructionTranslatorBase as Translator
@@ -44,6 +46,9 @@ def call_operator(tx: Translator, fn: Callable[..., Any], args: list[Variable]) 
         fn not in CONTAINER_OPERATORS and any(isinstance(arg, TensorVariable) for arg in args)
     ):
         return tensor_operator(tx, fn, args)  # rule 2: a graph node
+    if any(isinstance(arg, SymNodeVariable) for arg in args) and all(
+            isinstance(arg, (SymNodeVariable, ConstantVariable)) for arg in args):
+        return tx.output.create_node(tx, "call_function", fn, args, {})  # s77 * 2: a node too
     dunder = OPERATOR_DUNDERS[fn]  # rule 3: the operand's own method
     receiver, rest = args[0], args[1:]
     if dunder in IN_PLACE_FALLBACK and not hasattr(receiver, method_handler_name(dunder)):
