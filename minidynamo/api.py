@@ -51,6 +51,11 @@ def compile(  # noqa: A001 (mirrors torch.compile)
     if dynamic not in (None, True, False):
         raise TypeError(f"minidynamo.compile: dynamic must be None, True or False, got {dynamic!r}")
     backend_fn = lookup_backend(backend)
+    # A compiled function or module compiled again: the original, with these options
+    # (tracing minidynamo's own wrapper would only reach it again, without end).
+    fn_or_module = getattr(fn_or_module, "_minidynamo_original", fn_or_module)
+    if isinstance(fn_or_module, OptimizedModule):
+        fn_or_module = fn_or_module._orig_mod
     if isinstance(fn_or_module, torch.nn.Module):
         return OptimizedModule(fn_or_module, backend_fn, fullgraph, dynamic)
     if isinstance(fn_or_module, types.MethodType):

@@ -48,6 +48,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable
 
 import torch
+from torch.fx.experimental.symbolic_shapes import SYMPY_INTERP
 
 from minidynamo.shapes import MARK_ATTRIBUTES, dynamism_marks, is_symbolic
 from minidynamo.sources import Source
@@ -304,8 +305,9 @@ class GuardSet:
 
     def shape_env(self, expression: str) -> None:
         """SHAPE_ENV: one thing the trace assumed of the symbols (`2 <= L['x'].size()[0]`,
-        `L['x'].size()[0] == L['y'].size()[0]`), as torch's ShapeEnv words it."""
-        self._add(Guard("SHAPE_ENV", None, expression))
+        `L['x'].size()[0] == L['y'].size()[0]`, `not math.isnan(L['s'])`), as torch's
+        ShapeEnv words it; the names it may use (`math`) are its `SYMPY_INTERP`."""
+        self._add(Guard("SHAPE_ENV", None, expression, dict(SYMPY_INTERP)))
 
     def type_match(self, source: Source, value: Any) -> None:
         refs: dict[str, Any] = {}

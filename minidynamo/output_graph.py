@@ -56,7 +56,14 @@ from minidynamo.exc import (
     graph_break,
 )
 from minidynamo.guards import GuardSet
-from minidynamo.shapes import FrameSizes, is_symbolic, shape_env_source, symbolic_context
+from minidynamo.shapes import (
+    FrameSizes,
+    float_tensor_source,
+    floats_as_tensors,
+    is_symbolic,
+    shape_env_source,
+    symbolic_context,
+)
 from minidynamo.side_effects import SideEffects
 from minidynamo.sources import Source, TensorSizeSource, is_module_state
 from minidynamo.variables import (
@@ -89,6 +96,7 @@ class GraphInput:
     source: Source
     value: torch.Tensor | int  # an int: a dynamic size or a dynamic int argument
     node: torch.fx.Node
+    as_tensor: bool = False  # a dynamic float: the frame passes a float, the graph wants a tensor
 
 
 def holds_graph_value(value: Any) -> bool:
@@ -153,7 +161,7 @@ class OutputGraph:
         # Parameters and buffers are left out, as TorchDynamo leaves them out: tied
         # weights are common, and a graph that reads two of them is right either way.
         self.guards.no_aliasing([source for source in firsts if not is_module_state(source)])
-        if self.symbol_nodes:
+        if self.shape_env.backed_var_to_val:  # a symbol was made: sizes, ints or floats
             fakes, sources = zip(*self.tracked_fakes)
             expressions = self.shape_env.produce_guards(
                 list(fakes), [shape_env_source(source) for source in sources])
@@ -222,6 +230,23 @@ class OutputGraph:
         self.symbol_nodes[symint.node.expr] = node
         self.tracked_fakes.append((symint, source))
         return SymNodeVariable(node, symint, source=source)
+
+    def add_float_input(self, source: Source, value: float) -> SymNodeVariable:
+        """A dynamic float from outside (chapter 9), as torch 2.13 takes one: the graph's
+        input is a 0-d float64 tensor (`L_s_`) and its first use reads it back,
+        `item = l_s_.item()`, a SymFloat that the rest of the graph computes with."""
+        tensor = torch.tensor(value, dtype=torch.float64)
+        placeholders = [node for node in self.graph.nodes if node.op == "placeholder"]
+        with self.graph.inserting_after(placeholders[-1]) if placeholders else \
+                self.graph.inserting_before(next(iter(self.graph.nodes), None)):
+            node = self.graph.placeholder(source.placeholder_name())
+        example = self.fake_mode.from_tensor(tensor, source=float_tensor_source(source))
+        node.meta["example_value"] = example
+        self.graph_inputs.append(GraphInput(source, tensor, node, as_tensor=True))
+        item = self.graph.call_method("item", (node,))
+        item.meta["example_value"] = symfloat = example.item_memo
+        self.tracked_fakes.append((symfloat, source))
+        return SymNodeVariable(item, symfloat, source=source)
 
     def size_item(self, tx: Translator, tensor: TensorVariable, what: str, dim: int,
                   value: Any) -> VariableTracker:
@@ -372,6 +397,9 @@ class OutputGraph:
             logs.graph_code_log.debug("TRACED GRAPH\n ===== %s =====\n %s\n", name, code)
         example_inputs = [graph_input.value for graph_input in self.graph_inputs]
         compiled = self.backend(gm, example_inputs)
+        floats = [index for index, graph_input in enumerate(self.graph_inputs) if graph_input.as_tensor]
+        if floats:
+            compiled = floats_as_tensors(compiled, floats)
         self.compiled_graph = gm
         self.f_globals[name] = self.installed_globals[name] = compiled
         instructions = [create_instruction("LOAD_GLOBAL", argval=name, arg=1)]
@@ -390,8 +418,9 @@ class OutputGraph:
         guarded), placeholders; a symbol's placeholder stays while a tensor input
         still has that symbol in its sizes (the backend reads it from there)."""
         for node in reversed(list(self.graph.nodes)):
-            if not node.users and node.op == "call_function" and (
-                    node.target is operator.getitem or is_symbol_computation(node)):
+            if not node.users and (node.op == "call_function" and (
+                    node.target is operator.getitem or is_symbol_computation(node))
+                    or is_float_read(node)):
                 self.graph.erase_node(node)
         for graph_input in list(self.graph_inputs):
             if not graph_input.node.users and not binds_symbol(graph_input.node):
@@ -409,6 +438,12 @@ class OutputGraph:
                     continue
                 self.graph.erase_node(graph_input.node)
                 self.graph_inputs.remove(graph_input)
+
+
+def is_float_read(node: torch.fx.Node) -> bool:
+    """`item = l_s_.item()` on a dynamic float's placeholder (`add_float_input`)."""
+    return node.op == "call_method" and node.target == "item" and \
+        node.args[0].op == "placeholder"
 
 
 def binds_symbol(node: torch.fx.Node) -> sympy.Symbol | None:

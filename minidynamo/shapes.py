@@ -25,8 +25,10 @@ a symbol from the first call; `dynamic=False` turns the automatic marking off.
 functions set (`x._dynamo_dynamic_indices`, `x._dynamo_static_indices`), so a
 tensor marked for torch.compile is marked for minidynamo and the other way
 round. Parameters and module buffers keep static shapes (torch's
-`force_parameter_static_shapes`); bools and floats are always constants here
-(torch 2.13 turns a changing float into a 0-d tensor input: not built).
+`force_parameter_static_shapes`); bools are always constants. A float that
+changes (or any float, with `dynamic=True`) becomes data, as torch 2.13 makes
+it: the graph takes a 0-d float64 tensor and reads it back with `.item()`, a
+SymFloat (`is_dynamic_float`, `OutputGraph.add_float_input`).
 
 Compare with TorchDynamo: `torch/_dynamo/pgo.py` (`FrameStateSizeEntry`,
 `update_automatic_dynamic`), `variables/builder.py` (`_automatic_dynamic`,
@@ -37,10 +39,12 @@ Compare with TorchDynamo: `torch/_dynamo/pgo.py` (`FrameStateSizeEntry`,
 from __future__ import annotations
 
 import functools
+import math
 from dataclasses import dataclass, field
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable, Sequence
 
 import torch
+from torch._dynamo.source import FloatTensorSource
 from torch._guards import GuardSource
 from torch._guards import Source as TorchSource
 from torch.fx.experimental.symbolic_shapes import DimDynamic, StatelessSymbolicContext
@@ -139,6 +143,35 @@ def is_dynamic_int(value: Any, source: Source | None, sizes: FrameSizes,
     return dynamic is True or (dynamic is None and changed)
 
 
+def is_dynamic_float(value: Any, source: Source | None, sizes: FrameSizes,
+                     dynamic: bool | None) -> bool:
+    """Whether a float found at `source` becomes a graph input (a SymFloat) in this compile.
+
+    Unlike ints, a float from anywhere may be: an argument, a global, an attribute
+    (torch's `wrap_symfloat`, with `specialize_float=False`). NaN and infinities stay
+    constants: the ShapeEnv cannot reason about them."""
+    if type(value) is not float or source is None:
+        return False
+    changed = sizes.entry(source.name()).merge_scalar(value)
+    if math.isnan(value) or math.isinf(value):
+        return False
+    return dynamic is True or (dynamic is None and changed)
+
+
+def floats_as_tensors(compiled: Callable[..., Any], positions: Sequence[int]) -> Callable[..., Any]:
+    """The compiled graph, called with the floats at `positions` as 0-d float64 tensors:
+    the frame passes the float itself, the graph's placeholder wants a tensor (torch
+    converts at the same point, `pass_arg_as_tensor`)."""
+
+    def call_with_float_tensors(*args: Any) -> Any:
+        args = list(args)
+        for position in positions:
+            args[position] = torch.tensor(args[position], dtype=torch.float64)
+        return compiled(*args)
+
+    return call_with_float_tensors
+
+
 def passed_by_the_caller(source: Source) -> bool:
     """A local of the frame, or an item of one: `L['n']`, `L['xs'][1]` (not `L['self'].n`)."""
     while isinstance(source, ChainedSource):
@@ -184,6 +217,13 @@ class ShapeEnvSource(TorchSource):
 
 def shape_env_source(source: Source) -> ShapeEnvSource:
     return ShapeEnvSource(source.name())
+
+
+def float_tensor_source(source: Source) -> FloatTensorSource:
+    """The source of a float passed as a tensor, as torch's FakeTensorMode recognizes
+    it: the SymFloat it makes for `.item()` is then named after the float itself,
+    `L['s']`, in the shape guards."""
+    return FloatTensorSource(shape_env_source(source))
 
 
 def is_symbolic(value: Any) -> bool:

@@ -28,7 +28,7 @@ import torch
 from minidynamo.exc import UNSUPPORTED_VALUE, graph_break
 from minidynamo.guards import constant_guard_kind
 from minidynamo import polyfills
-from minidynamo.shapes import dynamic_dims, is_dynamic_int
+from minidynamo.shapes import dynamic_dims, is_dynamic_float, is_dynamic_int
 from minidynamo.sources import AttrSource, GetItemSource, Source, closure_cell_source, is_module_state
 from minidynamo.variables.base import VariableTracker, new_object_id
 from minidynamo.variables.builtins import BuiltinVariable, is_builtin

@@ -30,6 +30,7 @@ import weakref
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable
 import torch
+from torch.fx.experimental.symbolic_shapes import SYMPY_INTERP
 from minidynamo.shapes import MARK_ATTRIBUTES, dynamism_marks, is_symbolic
 from minidynamo.sources import Source
 

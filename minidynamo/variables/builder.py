@@ -37,7 +37,7 @@ import torch
 from minidynamo.exc import UNSUPPORTED_VALUE, graph_break
 from minidynamo.guards import constant_guard_kind
 from minidynamo import polyfills
-from minidynamo.shapes import dynamic_dims, is_dynamic_int
+from minidynamo.shapes import dynamic_dims, is_dynamic_float, is_dynamic_int
 from minidynamo.sources import (
     AttrSource,
     GetItemSource,
@@ -148,6 +148,9 @@ class VariableBuilder:
     def wrap_constant(self, value: Any) -> VariableTracker:
         if isinstance(value, tuple):  # a tuple of constants keeps item trackers
             return self.wrap_tuple(value)
+        if is_dynamic_float(value, self.source, self.output.frame_sizes, self.output.dynamic):
+            self.guard("TYPE_MATCH", value)  # any float will do: the graph reads it as data
+            return self.output.add_float_input(self.source, value)
         if is_dynamic_int(value, self.source, self.output.frame_sizes, self.output.dynamic):
             self.guard("TYPE_MATCH", value)  # any int will do; what the trace needs of it
             return self.output.add_symint_input(self.source, value)  # is a SHAPE_ENV guard

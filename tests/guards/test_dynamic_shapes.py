@@ -131,6 +131,38 @@ def run_net(x):
     return NET(x)
 
 
+RATE = 0.1
+
+
+def times_rate(x):
+    return x * RATE
+
+
+def with_rate(rate):
+    global RATE
+    RATE = rate
+    return (t(2),)
+
+
+class Scaled:
+    def __init__(self, factor):
+        self.factor = factor
+
+
+def times_factor(x, obj):
+    return x * obj.factor
+
+
+def branch_on_a_float(x, s):
+    if s > 0.6:
+        return x * s
+    return x - s
+
+
+def float_arithmetic(x, s):
+    return x * s, s * 2 + 1, s
+
+
 CASES = [
     Case("a_size_changes", double, sizes((3,), (3,), (5,), (7,), (3,)), compiles=[1, 0, 1, 0, 0]),
     Case("sizes_0_and_1_are_specialized", double, sizes((1,), (2,), (3,), (1,), (0,), (4,))),
@@ -156,6 +188,19 @@ CASES = [
     Case("an_int_in_a_list", item_of_list, [lambda n=n: ([t(2), n],) for n in (3, 4, 5)]),
     Case("a_tensor_in_a_list", item_of_list, [lambda n=n: ([t(n), t(n)],) for n in (3, 4, 5)]),
     Case("a_bool_is_never_dynamic", scale, [lambda b=b: (t(2), b) for b in (True, False, True)]),
+    Case("a_float_changes", scale, [lambda s=s: (t(3), s) for s in (0.5, 0.5, 0.7, 0.9, 2.5)],
+         compiles=[1, 0, 1, 0, 0]),
+    Case("a_global_float", times_rate, [lambda r=r: with_rate(r) for r in (0.1, 0.2, 0.3)]),
+    Case("a_float_attribute", times_factor,
+         [lambda f=f: (t(2), Scaled(f)) for f in (0.5, 1.5, 2.5)]),
+    Case("a_float_in_a_list", item_of_list, [lambda s=s: ([t(2), s],) for s in (0.5, 1.5, 2.5)]),
+    Case("a_branch_on_a_float", branch_on_a_float,
+         [lambda s=s: (t(2), s) for s in (0.1, 0.2, 0.3, 0.7, 0.8, 0.2)],
+         compiles=[1, 1, 0, 1, 0, 0]),
+    Case("nan_stays_a_constant", scale,
+         [lambda s=s: (t(2), s) for s in (0.5, float("nan"), float("inf"), 0.7)]),
+    Case("dynamic_true_floats", float_arithmetic, [lambda s=s: (t(3), s) for s in (0.5, 1.5)],
+         dynamic=True),
     Case("dynamic_false_stays_static", double, sizes((3,), (5,), (7,)), dynamic=False,
          compiles=[1, 1, 1]),
     Case("dynamic_true_from_the_first_call", double, sizes((3,), (5,), (1,), (7,)),

@@ -22,6 +22,22 @@ def test_compile_wraps_the_function():
     assert compiled.__name__ == "breaks" and compiled.__wrapped__ is breaks
 
 
+def test_compiling_a_compiled_function_or_module_compiles_the_original():
+    def f(x):
+        return x.sin() + 1
+
+    counter = minidynamo.testing.CompileCounter()
+    twice = minidynamo.compile(minidynamo.compile(f), backend=counter)
+    assert torch.equal(twice(torch.ones(2)), f(torch.ones(2)))
+    assert counter.frame_count == 1 and counter.op_count == 2
+    explained = minidynamo.explain(minidynamo.compile(f))(torch.ones(2))
+    assert explained.graph_count == 1
+    module = torch.nn.Linear(2, 2)
+    recompiled = minidynamo.compile(minidynamo.compile(module), backend=counter)
+    assert torch.equal(recompiled(torch.ones(2)), module(torch.ones(2)))
+    assert counter.frame_count == 2
+
+
 def test_fullgraph_raises_the_break_with_reason_file_and_line():
     with pytest.raises(minidynamo.Unsupported) as info:
         minidynamo.compile(breaks, fullgraph=True)(torch.ones(2))
