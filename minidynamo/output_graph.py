@@ -59,7 +59,6 @@ from minidynamo.guards import GuardSet
 from minidynamo.shapes import (
     FrameSizes,
     float_tensor_source,
-    floats_as_tensors,
     is_symbolic,
     shape_env_source,
     symbolic_context,
@@ -87,6 +86,7 @@ if TYPE_CHECKING:
 Backend = Callable[[torch.fx.GraphModule, list[torch.Tensor]], Callable[..., Any]]
 
 _global_names = itertools.count(1)  # __compiled_fn_1, __compiled_fn_2, ... as in TorchDynamo
+AS_TENSOR_GLOBAL = "___as_tensor_fullprec"  # installed for dynamic floats, as a graph input
 
 
 @dataclass
@@ -397,20 +397,31 @@ class OutputGraph:
             logs.graph_code_log.debug("TRACED GRAPH\n ===== %s =====\n %s\n", name, code)
         example_inputs = [graph_input.value for graph_input in self.graph_inputs]
         compiled = self.backend(gm, example_inputs)
-        floats = [index for index, graph_input in enumerate(self.graph_inputs) if graph_input.as_tensor]
-        if floats:
-            compiled = floats_as_tensors(compiled, floats)
         self.compiled_graph = gm
         self.f_globals[name] = self.installed_globals[name] = compiled
         instructions = [create_instruction("LOAD_GLOBAL", argval=name, arg=1)]
         for graph_input in self.graph_inputs:
-            instructions += graph_input.source.reconstruct()
+            instructions += self.load_graph_input(graph_input)
         instructions += [
             create_instruction("PRECALL", arg=len(self.graph_inputs)),
             create_instruction("CALL", arg=len(self.graph_inputs)),
             create_instruction("STORE_FAST", argval=GRAPH_OUTPUT_LOCAL),
         ]
         return instructions
+
+    def load_graph_input(self, graph_input: GraphInput) -> list[Instruction]:
+        """The instructions that push one input of the graph's call: its source, and for a
+        dynamic float (chapter 9) that float made a 0-d float64 tensor, as the placeholder
+        wants it (TorchDynamo's `pass_arg_as_tensor` calls `torch._as_tensor_fullprec`)."""
+        if not graph_input.as_tensor:
+            return graph_input.source.reconstruct()
+        self.install_global_as(AS_TENSOR_GLOBAL, torch._as_tensor_fullprec)
+        return [
+            create_instruction("LOAD_GLOBAL", argval=AS_TENSOR_GLOBAL, arg=1),
+            *graph_input.source.reconstruct(),
+            create_instruction("PRECALL", arg=1),
+            create_instruction("CALL", arg=1),
+        ]
 
     def remove_unused_nodes(self) -> None:
         """Drop what nobody reads, as TorchDynamo does (`remove_unused_graphargs`):

@@ -158,20 +158,6 @@ def is_dynamic_float(value: Any, source: Source | None, sizes: FrameSizes,
     return dynamic is True or (dynamic is None and changed)
 
 
-def floats_as_tensors(compiled: Callable[..., Any], positions: Sequence[int]) -> Callable[..., Any]:
-    """The compiled graph, called with the floats at `positions` as 0-d float64 tensors:
-    the frame passes the float itself, the graph's placeholder wants a tensor (torch
-    converts at the same point, `pass_arg_as_tensor`)."""
-
-    def call_with_float_tensors(*args: Any) -> Any:
-        args = list(args)
-        for position in positions:
-            args[position] = torch.tensor(args[position], dtype=torch.float64)
-        return compiled(*args)
-
-    return call_with_float_tensors
-
-
 def passed_by_the_caller(source: Source) -> bool:
     """A local of the frame, or an item of one: `L['n']`, `L['xs'][1]` (not `L['self'].n`)."""
     while isinstance(source, ChainedSource):

@@ -34,7 +34,7 @@ from minidynamo.bytecode import Instruction, create_instruction
 from minidynamo.codegen import GRAPH_OUTPUT_LOCAL, PyCodegen
 from minidynamo.exc import DATA_DEPENDENT_VALUE, EXCEPTION_IN_TRACED_CODE, BackendCompilerFailed, Unsupported, graph_break
 from minidynamo.guards import GuardSet
-from minidynamo.shapes import FrameSizes, float_tensor_source, floats_as_tensors, is_symbolic, shape_env_source, symbolic_context
+from minidynamo.shapes import FrameSizes, float_tensor_source, is_symbolic, shape_env_source, symbolic_context
 from minidynamo.side_effects import SideEffects
 from minidynamo.sources import Source, TensorSizeSource, is_module_state
 from minidynamo.variables import ConstantVariable, ListVariable, NamedTupleVariable, TensorVariable, TupleVariable, VariableTracker, constant, new_object_id, replace_version

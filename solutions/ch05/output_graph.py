@@ -20,7 +20,7 @@ from minidynamo.bytecode import Instruction, create_instruction
 from minidynamo.codegen import GRAPH_OUTPUT_LOCAL, PyCodegen
 from minidynamo.exc import DATA_DEPENDENT_VALUE, EXCEPTION_IN_TRACED_CODE, BackendCompilerFailed, Unsupported, graph_break
 from minidynamo.guards import GuardSet
-from minidynamo.shapes import FrameSizes, float_tensor_source, floats_as_tensors, is_symbolic, shape_env_source, symbolic_context
+from minidynamo.shapes import FrameSizes, float_tensor_source, is_symbolic, shape_env_source, symbolic_context
 from minidynamo.side_effects import SideEffects
 from minidynamo.sources import Source, TensorSizeSource, is_module_state
 from minidynamo.variables import ConstantVariable, ListVariable, NamedTupleVariable, TensorVariable, TupleVariable, VariableTracker, constant, new_object_id, replace_version
@@ -91,14 +91,11 @@ class OutputGraph:
             logs.graph_code_log.debug("TRACED GRAPH\n ===== %s =====\n %s\n", name, code)
         example_inputs = [graph_input.value for graph_input in self.graph_inputs]
         compiled = self.backend(gm, example_inputs)
-        floats = [index for index, graph_input in enumerate(self.graph_inputs) if graph_input.as_tensor]
-        if floats:
-            compiled = floats_as_tensors(compiled, floats)
         self.compiled_graph = gm
         self.f_globals[name] = self.installed_globals[name] = compiled
         instructions = [create_instruction("LOAD_GLOBAL", argval=name, arg=1)]
         for graph_input in self.graph_inputs:
-            instructions += graph_input.source.reconstruct()
+            instructions += self.load_graph_input(graph_input)
         instructions += [
             create_instruction("PRECALL", arg=len(self.graph_inputs)),
             create_instruction("CALL", arg=len(self.graph_inputs)),
