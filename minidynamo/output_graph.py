@@ -130,6 +130,7 @@ class OutputGraph:
         self.backend = reporting_failures(backend, frame_name)
         self.graph_inputs: list[GraphInput] = []
         self.realized_inputs: dict[Source, VariableTracker] = {}  # lazy inputs, by source
+        self.module_sources: set[Source] = set()  # nn.Modules met: their int attributes stay static
         self.translators: list[Translator] = []  # active translators, root first
         self.installed_globals: dict[str, Any] = {}
         self.compiled_graph: torch.fx.GraphModule | None = None

@@ -41,7 +41,7 @@ from __future__ import annotations
 import functools
 import math
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any, Collection, Iterable
 
 import torch
 from torch._dynamo.source import FloatTensorSource
@@ -49,7 +49,7 @@ from torch._guards import GuardSource
 from torch._guards import Source as TorchSource
 from torch.fx.experimental.symbolic_shapes import DimDynamic, StatelessSymbolicContext
 
-from minidynamo.sources import ChainedSource, GetItemSource, Source
+from minidynamo.sources import AttrSource, ChainedSource, Source
 
 
 class _Auto:
@@ -130,14 +130,15 @@ def dynamic_dims(tensor: torch.Tensor, source: Source, sizes: FrameSizes,
 
 
 def is_dynamic_int(value: Any, source: Source | None, sizes: FrameSizes,
-                   dynamic: bool | None) -> bool:
+                   dynamic: bool | None, module_sources: Collection[Source] = ()) -> bool:
     """Whether an int found at `source` becomes a symbol (SymInt) in this compile.
 
-    Only ints a caller passes in can be dynamic: a frame argument or an item of one
-    (`L['n']`, `L['sizes'][0]`). Ints read from globals, from an object's or a
-    module's attributes and from default arguments are specialized, as torch does
-    (`is_int_specialization_case`). Bools are never dynamic."""
-    if type(value) is not int or source is None or not passed_by_the_caller(source):
+    Only ints reached from the frame's locals can be dynamic: an argument, an item or
+    attribute of one, a closure cell (`L['n']`, `L['sizes'][0]`, `L['cfg'].n`). Ints
+    read from globals, from anything under an nn.Module (`module_sources`: the sources
+    of the modules met while tracing) and from a function's default arguments are
+    specialized, as torch does (`is_int_specialization_case`). Bools are never dynamic."""
+    if type(value) is not int or source is None or not unspecialized_int_source(source, module_sources):
         return False
     changed = sizes.entry(source.name()).merge_scalar(value)
     return dynamic is True or (dynamic is None and changed)
@@ -158,12 +159,16 @@ def is_dynamic_float(value: Any, source: Source | None, sizes: FrameSizes,
     return dynamic is True or (dynamic is None and changed)
 
 
-def passed_by_the_caller(source: Source) -> bool:
-    """A local of the frame, or an item of one: `L['n']`, `L['xs'][1]` (not `L['self'].n`)."""
+def unspecialized_int_source(source: Source, module_sources: Collection[Source] = ()) -> bool:
+    """Whether an int at `source` may become a symbol: reached from a local of the frame
+    (`L['n']`, `L['xs'][1]`, `L['cfg'].n`), not through a module (`L['self'].k`) or a
+    function's defaults (`L['f'].__defaults__[0]`)."""
     while isinstance(source, ChainedSource):
-        if not isinstance(source, GetItemSource):
+        if isinstance(source, AttrSource) and source.member in ("__defaults__", "__kwdefaults__"):
             return False
         source = source.base
+        if source in module_sources:
+            return False
     return source.is_local()
 
 

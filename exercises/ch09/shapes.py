@@ -22,13 +22,13 @@ from __future__ import annotations
 import functools
 import math
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any, Collection, Iterable
 import torch
 from torch._dynamo.source import FloatTensorSource
 from torch._guards import GuardSource
 from torch._guards import Source as TorchSource
 from torch.fx.experimental.symbolic_shapes import DimDynamic, StatelessSymbolicContext
-from minidynamo.sources import ChainedSource, GetItemSource, Source
+from minidynamo.sources import AttrSource, ChainedSource, Source
 
 # defined next to the exercises in the package:
 from minidynamo.shapes import FrameSizes

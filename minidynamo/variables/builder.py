@@ -57,7 +57,7 @@ from minidynamo.variables.ctx_manager import (
 from minidynamo.variables.dicts import ConstDictVariable, SetVariable
 from minidynamo.variables.exceptions import ExceptionClassVariable, is_exception_class
 from minidynamo.variables.functions import CellVariable, UserFunctionVariable, UserMethodVariable
-from minidynamo.variables.lazy import LazyVariableTracker
+from minidynamo.variables.lazy import LazyVariableTracker, build_lazily
 from minidynamo.variables.lists import (
     ListVariable,
     NamedTupleVariable,
@@ -151,7 +151,8 @@ class VariableBuilder:
         if is_dynamic_float(value, self.source, self.output.frame_sizes, self.output.dynamic):
             self.guard("TYPE_MATCH", value)  # any float will do: the graph reads it as data
             return self.output.add_float_input(self.source, value)
-        if is_dynamic_int(value, self.source, self.output.frame_sizes, self.output.dynamic):
+        if is_dynamic_int(value, self.source, self.output.frame_sizes, self.output.dynamic,
+                          self.output.module_sources):
             self.guard("TYPE_MATCH", value)  # any int will do; what the trace needs of it
             return self.output.add_symint_input(self.source, value)  # is a SHAPE_ENV guard
         self.guard(constant_guard_kind(value), value)
@@ -203,6 +204,8 @@ class VariableBuilder:
 
     def wrap_module(self, value: torch.nn.Module) -> VariableTracker:
         self.guard("TYPE_MATCH", value)  # its attributes are guarded as they are read
+        if self.source is not None:
+            self.output.module_sources.add(self.source)
         variable = NNModuleVariable(value, source=self.source, object_id=new_object_id())
         return self.output.side_effects.track_existing(value, variable)
 
@@ -276,7 +279,7 @@ class VariableBuilder:
             tracker = None
         else:
             source = AttrSource(self.source, "cell_contents") if self.source else None
-            tracker = VariableBuilder(self.output, source)(contents)
+            tracker = build_lazily(self.output, contents, source)  # realized when read
         variable = CellVariable(tracker, source=self.source, object_id=new_object_id())
         return self.output.side_effects.track_existing(value, variable)
 

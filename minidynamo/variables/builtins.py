@@ -412,7 +412,8 @@ def _min_max(
     key: Variable | None = None,
     default: Variable | None = None,
 ) -> Variable:
-    """min/max: constants fold; tensors become torch.minimum/maximum or torch.clamp."""
+    """min/max: constants fold; tensors become torch.minimum/maximum or torch.clamp;
+    symbols torch.sym_min/sym_max."""
     items = args[0].unpack_var_sequence(tx) if len(args) == 1 else list(args)
     items = [item.realize() for item in items]
     if not items:
@@ -441,6 +442,10 @@ def _pick_by_key(
 
 
 def _min_max_pair(tx: Translator, pick: Callable[..., Any], a: Variable, b: Variable) -> Variable:
+    if any(isinstance(item, SymNodeVariable) for item in (a, b)) and all(
+            isinstance(item, (SymNodeVariable, ConstantVariable)) for item in (a, b)):
+        function = torch.sym_max if pick is max else torch.sym_min  # min(1.0, s77 / 100)
+        return tx.output.create_node(tx, "call_function", function, [a, b], {})
     if isinstance(a, TensorVariable) and isinstance(b, TensorVariable):
         function = torch.maximum if pick is max else torch.minimum
         return tx.output.create_node(tx, "call_function", function, [a, b], {})

@@ -163,6 +163,63 @@ def float_arithmetic(x, s):
     return x * s, s * 2 + 1, s
 
 
+def times_count(x, obj):
+    return x * obj.count
+
+
+def times_inner_count(x, obj):
+    return x * obj.inner.count
+
+
+def counted(count, depth=0):
+    """An object with an int attribute `count`, or holding one `depth` levels down."""
+    obj = Scaled(None)
+    obj.count = count
+    for _ in range(depth):
+        outer = Scaled(None)
+        outer.inner = obj
+        obj = outer
+    return obj
+
+
+def call_helper(x, helper):
+    return helper(x)
+
+
+def closing_over(n):
+    def helper(x):
+        return x * n
+    return helper
+
+
+def defaulting_to(n):
+    def helper(x, k=n):
+        return x * k
+    return helper
+
+
+class Stepped(torch.nn.Module):
+    def __init__(self, step):
+        super().__init__()
+        self.step = step
+        self.config = counted(step)
+
+    def forward(self, x):
+        return x * self.step + self.config.count
+
+
+def run_module(x, module):
+    return module(x)
+
+
+def clipped_warmup(x, step):
+    return x * min(1.0, step / 100)
+
+
+def at_least_three(x, n):
+    return x.new_zeros(max(n, 3))
+
+
 CASES = [
     Case("a_size_changes", double, sizes((3,), (3,), (5,), (7,), (3,)), compiles=[1, 0, 1, 0, 0]),
     Case("sizes_0_and_1_are_specialized", double, sizes((1,), (2,), (3,), (1,), (0,), (4,))),
@@ -201,6 +258,21 @@ CASES = [
          [lambda s=s: (t(2), s) for s in (0.5, float("nan"), float("inf"), 0.7)]),
     Case("dynamic_true_floats", float_arithmetic, [lambda s=s: (t(3), s) for s in (0.5, 1.5)],
          dynamic=True),
+    # ints reached from an argument become symbols; through a module or a default, not
+    Case("an_int_attribute_of_an_argument", times_count,
+         [lambda n=n: (t(2), counted(n)) for n in (2, 3, 4, 5)], compiles=[1, 1, 0, 0]),
+    Case("an_int_two_attributes_down", times_inner_count,
+         [lambda n=n: (t(2), counted(n, depth=1)) for n in (2, 3, 4)], compiles=[1, 1, 0]),
+    Case("an_int_in_a_closure_cell", call_helper,
+         [lambda n=n: (t(2), closing_over(n)) for n in (2, 3, 4)], compiles=[1, 1, 0]),
+    Case("an_int_default_argument_stays_static", call_helper,
+         [lambda n=n: (t(2), defaulting_to(n)) for n in (2, 3, 4)], compiles=[1, 1, 1]),
+    Case("int_attributes_of_a_module_stay_static", run_module,
+         [lambda n=n: (t(2), Stepped(n)) for n in (2, 3, 4)], compiles=[1, 1, 1]),
+    Case("min_of_a_symbol", clipped_warmup, [lambda n=n: (t(2), n) for n in range(5)],
+         compiles=[1, 1, 0, 0, 0]),
+    Case("max_of_a_symbol", at_least_three, [lambda n=n: (t(2), n) for n in (4, 5, 6, 2)],
+         compiles=[1, 1, 0, 0]),
     Case("dynamic_false_stays_static", double, sizes((3,), (5,), (7,)), dynamic=False,
          compiles=[1, 1, 1]),
     Case("dynamic_true_from_the_first_call", double, sizes((3,), (5,), (1,), (7,)),
