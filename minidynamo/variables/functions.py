@@ -27,7 +27,7 @@ import types
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
-from minidynamo.exc import EXCEPTION_IN_TRACED_CODE, graph_break, raise_observed
+from minidynamo.exc import CANNOT_RECONSTRUCT, EXCEPTION_IN_TRACED_CODE, graph_break, raise_observed
 from minidynamo.sources import (
     AttrSource,
     Source,
@@ -184,8 +184,11 @@ class UserMethodVariable(UserFunctionVariable):
         return super().bind(tx, [self.obj, *args], kwargs)
 
     def reconstruct(self, codegen: PyCodegen) -> None:
-        codegen(self.obj)
-        codegen.append("LOAD_ATTR", argval=self.fn.__name__)
+        """Only reached without a source: `obj.method` of an object made while tracing.
+        TorchDynamo has no rule to rebuild such a method, and neither has minidynamo,
+        so a break that leaves one live runs the frame eagerly, as torch.compile does."""
+        graph_break(CANNOT_RECONSTRUCT, f"the method {self.fn.__qualname__} of an object "
+                    "made while tracing")
 
 
 @dataclass(frozen=True, eq=False, repr=False)

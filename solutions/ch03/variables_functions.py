@@ -9,7 +9,7 @@ import inspect
 import types
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Sequence
-from minidynamo.exc import EXCEPTION_IN_TRACED_CODE, graph_break, raise_observed
+from minidynamo.exc import CANNOT_RECONSTRUCT, EXCEPTION_IN_TRACED_CODE, graph_break, raise_observed
 from minidynamo.sources import AttrSource, Source, closure_cell_source, default_argument_source, keyword_default_source
 from minidynamo.variables.base import VariableTracker, new_object_id
 from minidynamo.variables.dicts import ConstDictVariable

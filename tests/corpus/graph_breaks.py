@@ -13,8 +13,12 @@ gives up on the whole frame (inside ``try``, inside loops) or falls back to the 
 statement boundary and runs the frame's own bytecode after it (a break no resume
 function can follow, once the graph has two operations); breaks inside grad-mode
 ``with`` blocks, whose outputs must keep eager's ``requires_grad``. Cases tagged
-``known_gap`` are breaks minidynamo does not yet handle like torch: an object or a
-module constructed while tracing whose method then breaks. (A callee called twice
+``known_gap`` are breaks minidynamo does not yet handle like torch: a module
+constructed while tracing whose ``forward`` then breaks (torch.compile traces
+``nn.Module.__init__``, with ``torch._C._log_api_usage_once`` in its first graph, and
+rebuilds the new module at the break; minidynamo breaks at the construction). An
+object's method that breaks while the object, made while tracing, is live runs the
+frame eagerly in both: neither rebuilds that bound method. (A callee called twice
 natively reuses its cache entry; a frame that falls back to eager, and the bytecode
 after a statement boundary, loops included, still have their callees compiled as
 frames of their own, as PEP 523 gives torch: chapter 9.)
@@ -546,9 +550,10 @@ class Scaler:
         return self.k
 
 
-@CASES.tag("known_gap")
 @case(t(3))
 def method_breaks(x):
+    # `s.noisy` is live at the break, a method of an object made while tracing: neither
+    # compiler can rebuild it, so the frame runs eagerly and `noisy` compiles on its own
     s = Scaler(3)
     y = x + 1
     return s.noisy(y) + 1
