@@ -41,7 +41,7 @@ from minidynamo.variables.lazy import LazyVariableTracker, build_lazily
 from minidynamo.variables.lists import ListVariable, NamedTupleVariable, RangeVariable, SizeVariable, TupleVariable
 from minidynamo.variables.misc import PythonModuleVariable
 from minidynamo.variables.nn_module import NNModuleVariable
-from minidynamo.variables.torch import TorchFunctionVariable, is_torch_function
+from minidynamo.variables.torch import TorchFunctionVariable, TracingStateFunctionVariable, is_torch_function, is_tracing_state_function
 from minidynamo.variables.user_defined import UserDefinedClassVariable, UserDefinedObjectVariable
 if TYPE_CHECKING:
     from minidynamo.output_graph import OutputGraph

@@ -67,7 +67,12 @@ from minidynamo.variables.lists import (
 )
 from minidynamo.variables.misc import PythonModuleVariable
 from minidynamo.variables.nn_module import NNModuleVariable
-from minidynamo.variables.torch import TorchFunctionVariable, is_torch_function
+from minidynamo.variables.torch import (
+    TorchFunctionVariable,
+    TracingStateFunctionVariable,
+    is_torch_function,
+    is_tracing_state_function,
+)
 from minidynamo.variables.user_defined import UserDefinedClassVariable, UserDefinedObjectVariable
 
 if TYPE_CHECKING:
@@ -219,6 +224,10 @@ class VariableBuilder:
         self.guard("ID_MATCH", value)
         return TorchFunctionVariable(value, source=self.source)
 
+    def wrap_tracing_state_function(self, value: Any) -> VariableTracker:
+        self.guard("ID_MATCH", value)
+        return TracingStateFunctionVariable(value, source=self.source)
+
     def wrap_builtin(self, value: Any) -> VariableTracker:
         self.guard("ID_MATCH", value)
         return BuiltinVariable(value, source=self.source)
@@ -301,6 +310,7 @@ class VariableBuilder:
         (lambda v: type(v) is set, by_name("wrap_set")),
         (lambda v: type(v) is range, by_name("wrap_range")),
         (lambda v: isinstance(v, torch.nn.Module), by_name("wrap_module")),
+        (is_tracing_state_function, by_name("wrap_tracing_state_function")),
         (is_torch_function, by_name("wrap_torch_function")),
         (is_grad_mode_class, by_name("wrap_grad_mode_class")),
         (is_grad_mode_object, by_name("wrap_grad_mode_object")),

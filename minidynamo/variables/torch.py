@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any, Sequence
 
 import torch
 
-from minidynamo.exc import GLOBAL_SIDE_EFFECT, graph_break
+from minidynamo.exc import GLOBAL_SIDE_EFFECT, UNSUPPORTED_CALL, graph_break
 from minidynamo.variables.base import KnownFunctionVariable, VariableTracker
 
 if TYPE_CHECKING:
@@ -70,6 +70,47 @@ def _in_graph_function_ids() -> frozenset[int]:
 def is_torch_function(value: Any) -> bool:
     """Whether calling `value` should become a `call_function` node."""
     return id(value) in _in_graph_function_ids()
+
+
+@functools.cache
+def tracing_state_functions() -> dict[Any, bool | None]:
+    """Functions that ask "am I being compiled or traced?", and the answer they get
+    while minidynamo traces: the answers torch.compile gives (TorchDynamo's
+    `tracing_state_functions`), so library code takes the path it takes under
+    torch.compile (transformers' `is_torchdynamo_compiling()`, for one)."""
+    return {
+        torch.compiler.is_compiling: True,
+        torch.compiler.is_dynamo_compiling: True,
+        torch._dynamo.external_utils.is_compiling: True,
+        torch._utils.is_compiling: True,
+        torch.compiler.is_exporting: False,  # only true under torch.export
+        torch.jit.is_scripting: False,
+        torch.jit.is_tracing: False,
+        torch._C._get_tracing_state: None,
+        torch.fx._symbolic_trace.is_fx_tracing: False,
+        torch.onnx.is_in_onnx_export: False,
+    }
+
+
+def is_tracing_state_function(value: Any) -> bool:
+    try:
+        return value in tracing_state_functions()
+    except TypeError:  # unhashable
+        return False
+
+
+@dataclass(frozen=True, eq=False, repr=False)
+class TracingStateFunctionVariable(KnownFunctionVariable):
+    """`torch.compiler.is_compiling()` and its family: a constant while tracing."""
+
+    def call_function(
+        self, tx: Translator, args: Sequence[VariableTracker], kwargs: dict[str, VariableTracker]
+    ) -> VariableTracker:
+        from minidynamo.variables.constant import ConstantVariable
+
+        if args or kwargs:
+            graph_break(UNSUPPORTED_CALL, f"{self.fn.__name__}() takes no arguments")
+        return ConstantVariable(tracing_state_functions()[self.fn])
 
 
 # Calls that would change torch's global state while tracing.

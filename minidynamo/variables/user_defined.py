@@ -8,6 +8,10 @@ anything: `inspect.getattr_static`. What is found decides the tracker:
 - a function on the class              -> a `UserMethodVariable`, inlined when called
 - a `property`                         -> its getter is inlined now
 - `staticmethod` / `classmethod`       -> the function, unbound / bound to the class
+- a C data descriptor                  -> `obj.__class__` is the class; a slot or a
+                                          builtin getset is read off the real object
+- a Python `__getattribute__`          -> inlined; its `super().__getattribute__` is
+                                          the generic lookup (`GenericAttributeVariable`)
 
 Writing `obj.count = 1` makes a new version of the object's tracker with the
 attribute recorded; for an object that exists outside the frame, it is a side
@@ -95,6 +99,8 @@ def object_attribute(
 
     attribute = _lookup_static(cls, name)
     source = AttrSource(obj.source, name) if obj.source else None
+    if isinstance(attribute, BUILTIN_DATA_DESCRIPTORS):
+        return builtin_data_descriptor(tx, obj, value, cls, name, attribute, source)
     if attribute is not _MISSING and is_data_descriptor(attribute):
         return class_attribute(tx, obj, cls, name, attribute, source)
     instance_dict = getattr(value, "__dict__", {}) if value is not None else {}
@@ -109,6 +115,41 @@ def object_attribute(
         what = f"{cls.__name__} defines __getattr__ (reading {name!r})"
         graph_break(UNSUPPORTED_ATTRIBUTE, what)
     raise_observed(AttributeError, f"{cls.__name__!r} object has no attribute {name!r}")
+
+
+# Data descriptors that C types define: reading one runs no Python code.
+BUILTIN_DATA_DESCRIPTORS = (types.MemberDescriptorType, types.GetSetDescriptorType)
+CLASS_DESCRIPTOR = vars(object)["__class__"]
+
+
+def builtin_data_descriptor(
+    tx: Translator, obj: VariableTracker, value: Any, cls: type, name: str, attribute: Any,
+    source: Source | None,
+) -> VariableTracker:
+    """`obj.name` found on the type as a C data descriptor: `obj.__class__` (object's
+    getset descriptor) is the class; a slot (`member_descriptor`) or another getset
+    descriptor of a builtin type (`obj.__dict__`, read only while the tracker holds no
+    write) is read from the real object, which runs no user code.
+    An object made while tracing (`value` None) keeps its slots in its tracker's
+    attributes, looked up before this; a slot not there was never set."""
+    from minidynamo.variables.builder import VariableBuilder
+
+    if attribute is CLASS_DESCRIPTOR:
+        return VariableBuilder(tx.output, source)(cls)
+    if name == "__dict__" and (value is None or getattr(obj, "attributes", None)):
+        # its attributes written while tracing live in the tracker, not in that dict
+        graph_break(UNSUPPORTED_ATTRIBUTE, f"reading {cls.__name__}.__dict__ after writing "
+                    "its attributes while tracing")
+    if value is None:
+        if isinstance(attribute, types.MemberDescriptorType):
+            raise_observed(AttributeError, f"'{cls.__name__}' object has no attribute '{name}'")
+        graph_break(UNSUPPORTED_ATTRIBUTE,
+                    f"{cls.__name__}.{name} of an object made while tracing")
+    try:
+        found = attribute.__get__(value, cls)
+    except AttributeError as error:
+        raise_observed(AttributeError, str(error))
+    return build_lazily(tx.output, found, source)
 
 
 def _lookup_static(cls: type, name: str) -> Any:
@@ -208,14 +249,15 @@ def _construct_dict(
 
 
 def _is_plain_class(cls: type) -> bool:
-    """A class whose instances we can make symbolically: object.__new__ and a Python __init__."""
+    """A class whose instances we can make symbolically: object.__new__ and a Python
+    __init__, called by `type.__call__` (a metaclass such as ABCMeta that does not
+    override `__call__` is fine; slots are kept in the tracker's attributes)."""
     return (
-        type(cls) is type
+        type(cls).__call__ is type.__call__
         and cls.__new__ is object.__new__
         and not issubclass(cls, (torch.nn.Module, torch.Tensor, BaseException))
         and (cls.__init__ is object.__init__ or isinstance(cls.__init__, types.FunctionType))
         and cls.__setattr__ is object.__setattr__
-        and "__slots__" not in vars(cls)
     )
 
 
@@ -252,10 +294,20 @@ class UserDefinedObjectVariable(VariableTracker):
         return self.cls
 
     def var_getattr(self, tx: Translator, name: str) -> VariableTracker:
+        hook = _lookup_static(self.cls, "__getattribute__")
+        if isinstance(hook, types.FunctionType):  # the class's own lookup, inlined
+            from minidynamo.variables.functions import UserFunctionVariable
+
+            if self.source is not None:
+                on_class = AttrSource(AttrSource(self.source, "__class__"), "__getattribute__")
+                tx.output.guards.add("ID_MATCH", on_class, hook)
+            return UserFunctionVariable(hook).call_function(tx, [self, constant(name)], {})
+        return self.generic_getattr(tx, name)
+
+    def generic_getattr(self, tx: Translator, name: str) -> VariableTracker:
+        """`object.__getattribute__(obj, name)`: Python's lookup without the class's hook."""
         if name in self.attributes:
             return self.attributes[name]
-        if name == "__class__":
-            return UserDefinedClassVariable(self.cls)
         return object_attribute(tx, self, self.value, self.cls, name)
 
     def call_method(
@@ -266,11 +318,13 @@ class UserDefinedObjectVariable(VariableTracker):
         kwargs: dict[str, VariableTracker],
     ) -> VariableTracker:
         if name == "__setattr__" and self.cls.__setattr__ is object.__setattr__:
-            attribute_name = args[0].as_python_constant()
-            attributes = {**self.attributes, attribute_name: args[1]}
-            tx.output.side_effects.mutate(self.clone(attributes=attributes))
-            return ConstantVariable(None)
+            return self.generic_setattr(tx, args[0].as_python_constant(), args[1])
         return self.var_getattr(tx, name).call_function(tx, args, kwargs)
+
+    def generic_setattr(self, tx: Translator, name: str, value: VariableTracker) -> VariableTracker:
+        """`object.__setattr__(obj, name, value)`: a new version with the attribute."""
+        tx.output.side_effects.mutate(self.clone(attributes={**self.attributes, name: value}))
+        return ConstantVariable(None)
 
     def call_function(
         self, tx: Translator, args: Sequence[VariableTracker], kwargs: dict[str, VariableTracker]
@@ -316,8 +370,40 @@ class SuperVariable(VariableTracker):
                     from minidynamo.variables.functions import UserMethodVariable
 
                     return UserMethodVariable(polyfills.object_init, self.obj)
+                if klass is object and name in GenericAttributeVariable.NAMES:
+                    return GenericAttributeVariable(self.obj, name)
                 return class_attribute(tx, self.obj, klass, name, vars(klass)[name], None)
         raise_observed(AttributeError, f"'super' object has no attribute {name!r}")
 
     def __repr__(self) -> str:
         return f"SuperVariable({self.owner.__name__})"
+
+
+@dataclass(frozen=True, eq=False, repr=False)
+class GenericAttributeVariable(VariableTracker):
+    """`object.__getattribute__` or `object.__setattr__` bound to `obj`, reached through
+    `super()` from a class's own hook: the generic lookup or store, without the hook
+    (which would call itself again)."""
+
+    NAMES = ("__getattribute__", "__setattr__")
+
+    obj: VariableTracker
+    name: str
+    children_fields = ("obj",)
+
+    def call_function(
+        self, tx: Translator, args: Sequence[VariableTracker], kwargs: dict[str, VariableTracker]
+    ) -> VariableTracker:
+        obj = tx.output.side_effects.latest(self.obj.realize())
+        if not isinstance(obj, UserDefinedObjectVariable) or kwargs:
+            graph_break(UNSUPPORTED_CALL, f"object.{self.name} of {obj}")
+        expected = 1 if self.name == "__getattribute__" else 2
+        if len(args) != expected:
+            raise_observed(TypeError, f"expected {expected} arguments, got {len(args)}")
+        attribute = args[0].as_python_constant()
+        if self.name == "__getattribute__":
+            return obj.generic_getattr(tx, attribute)
+        return obj.generic_setattr(tx, attribute, args[1])
+
+    def __repr__(self) -> str:
+        return f"GenericAttributeVariable(object.{self.name})"

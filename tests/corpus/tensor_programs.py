@@ -15,6 +15,7 @@ them few).
 from __future__ import annotations
 
 import collections
+import collections.abc
 import math
 
 import torch
@@ -1413,3 +1414,127 @@ def locals_with_a_closure(x):
         return k
 
     return x + inner(), sorted(locals())
+
+
+## Attribute lookup as Python does it: builtin descriptors ###############################
+# `obj.__class__`, slots, `type(obj).__name__`, `functools.cached_property`: what the
+# lookup finds on the type decides the tracker, for builtin descriptors as for properties.
+
+
+class Slotted:
+    __slots__ = ("scale", "shift")
+
+    def __init__(self, scale, shift):
+        self.scale = scale
+        self.shift = shift
+
+    def __eq__(self, other):  # the harness compares inputs after the call
+        return type(other) is Slotted and (self.scale, self.shift) == (other.scale, other.shift)
+
+
+class Named:
+    def __init__(self, scale):
+        self.scale = scale
+
+
+@case(t(3), Named(2.0))
+def class_of_an_argument(x, obj):
+    if obj.__class__ is Named:
+        return x * 2
+    return x
+
+
+@case(t(3), Named(2.0))
+def name_of_the_class_of_an_argument(x, obj):
+    return x + len(obj.__class__.__name__), obj.__class__.__qualname__
+
+
+@case(t(3), Slotted(2, 1))
+def slots_of_an_argument(x, obj):
+    return x * obj.scale + obj.shift
+
+
+@case(t(3))
+def slots_of_an_object_made_while_tracing(x):
+    obj = Slotted(3, 2)
+    return x * obj.scale - obj.shift
+
+
+@case(t(3))
+def class_of_an_object_made_while_tracing(x):
+    obj = Named(2)
+    return x * len(obj.__class__.__name__)
+
+
+@case(t(3), Named(2.0))
+def module_of_the_class(x, obj):
+    return x + 1, type(obj).__module__, obj.__class__.__module__
+
+
+class Rows(collections.abc.Sequence):
+    """A class with a metaclass (ABCMeta), made while tracing."""
+
+    def __init__(self, n):
+        self.n = n
+
+    def __len__(self):
+        return self.n
+
+    def __getitem__(self, index):
+        return index * 2
+
+
+@case(t(3))
+def abstract_sequence_made_while_tracing(x):
+    rows = Rows(3)
+    return x * len(rows) + rows[1]
+
+
+def compiling_path(x):
+    """Library code that asks whether it is compiled, as transformers does."""
+    import torch as imported
+
+    if imported.compiler.is_compiling():
+        return x * 2  # the same value, another graph: the path taken shows in the ops
+    return x + x
+
+
+@case(t(3))
+def is_compiling_is_true_while_tracing(x):
+    return compiling_path(x) + torch.jit.is_scripting()
+
+
+class Aliased:
+    """A config whose `__getattribute__` maps aliases to attribute names (transformers'
+    `PreTrainedConfig.attribute_map`)."""
+
+    attribute_map = {"layers": "n_layer"}
+
+    def __init__(self, n_layer):
+        self.n_layer = n_layer
+
+    def __getattribute__(self, key):
+        if key != "attribute_map" and key in super().__getattribute__("attribute_map"):
+            key = super().__getattribute__("attribute_map")[key]
+        return super().__getattribute__(key)
+
+    def __setattr__(self, key, value):
+        if key in super().__getattribute__("attribute_map"):
+            key = super().__getattribute__("attribute_map")[key]
+        super().__setattr__(key, value)
+
+
+@case(t(3), Aliased(3))
+def custom_getattribute_of_an_argument(x, config):
+    return x * config.layers + config.n_layer
+
+
+@case(t(3), Aliased(3))
+def custom_setattr_of_an_argument(x, config):
+    config.layers = 4
+    return x * config.n_layer
+
+
+@case(t(3), Named(2.0))
+def dict_of_an_argument(x, obj):
+    return x * obj.__dict__["scale"], "scale" in obj.__dict__
