@@ -44,6 +44,7 @@ from __future__ import annotations
 import dataclasses
 import inspect
 import itertools
+import types
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, ClassVar, Sequence, TypeVar
 
@@ -72,6 +73,10 @@ _object_ids = itertools.count(1)
 def new_object_id() -> int:
     """A fresh identity for a mutable Python object modelled while tracing."""
     return next(_object_ids)
+
+
+# What a class or a function says of its own name: constants (`cls.__name__`).
+NAME_ATTRIBUTES = frozenset({"__name__", "__qualname__", "__module__"})
 
 
 @dataclass(frozen=True, eq=False, repr=False, kw_only=True)
@@ -124,6 +129,16 @@ class VariableTracker:
         graph_break(UNSUPPORTED_VALUE, f"{self} cannot be an argument of a graph node")
 
     def var_getattr(self, tx: Translator, name: str) -> VariableTracker:
+        if name == "__class__":  # every value knows its type: `obj.__class__.__name__`
+            from minidynamo.variables.builder import VariableBuilder
+
+            return VariableBuilder(tx.output, None)(self.python_type())
+        if name in NAME_ATTRIBUTES and self.is_python_constant():
+            value = self.as_python_constant()  # a class or function known by identity
+            if isinstance(value, (type, types.FunctionType, types.BuiltinFunctionType)):
+                from minidynamo.variables.constant import ConstantVariable
+
+                return ConstantVariable(getattr(value, name))
         graph_break(UNSUPPORTED_ATTRIBUTE, f"reading attribute {name!r} of {self}")
 
     def call_function(

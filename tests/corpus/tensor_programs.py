@@ -1538,3 +1538,4 @@ def custom_setattr_of_an_argument(x, config):
 @case(t(3), Named(2.0))
 def dict_of_an_argument(x, obj):
     return x * obj.__dict__["scale"], "scale" in obj.__dict__
+

@@ -11,6 +11,7 @@ import torch
 import minidynamo
 from minidynamo.output_graph import OutputGraph
 from minidynamo.sources import LocalSource
+from minidynamo.testing import strict_mode
 from minidynamo.translator import InstructionTranslator
 from minidynamo.variables import (
     BuiltinVariable,
@@ -157,3 +158,19 @@ def test_user_function_calls_are_inlined(tx):
 
     function = VariableBuilder(tx.output, None)(helper)
     assert function.call_function(tx, [ConstantVariable(4)], {}).as_python_constant() == 40
+
+
+def test_every_value_knows_its_class():
+    """`obj.__class__` of any tracker is its Python type, as in eager. (torch.compile
+    2.13 answers `torch.no_grad().__class__ is torch.no_grad` with False here.)"""
+
+    def classes(x):
+        mode = torch.no_grad()
+        return x + 1, mode.__class__ is torch.no_grad, mode.__class__.__name__
+
+    x = torch.ones(2)
+    with strict_mode():
+        explained = minidynamo.explain(classes)(x)
+        out = minidynamo.compile(classes)(x)
+    assert (explained.graph_count, explained.break_reasons) == (1, [])
+    assert out[1:] == (True, "no_grad") and torch.equal(out[0], x + 1)
