@@ -50,6 +50,10 @@ def has_hooks(module: torch.nn.Module) -> bool:
     return any(own) or any(global_hooks)
 
 
+# Containers whose slice is a new container of the same submodules.
+SLICEABLE = (torch.nn.ModuleList, torch.nn.Sequential)
+
+
 @dataclass(frozen=True, eq=False, repr=False)
 class NNModuleVariable(VariableTracker):
     """A torch.nn.Module from outside the frame; `attributes` holds writes made while tracing."""
@@ -104,7 +108,28 @@ class NNModuleVariable(VariableTracker):
     ) -> VariableTracker:
         if name == "__setattr__":
             return self.set_attribute(tx, args[0].as_python_constant(), args[1])
+        if name == "__getitem__" and isinstance(self.module, SLICEABLE) and len(args) == 1 and (
+                args[0].is_python_constant() and isinstance(args[0].as_python_constant(), slice)):
+            return self.sliced(tx, args[0].as_python_constant())
         return self.var_getattr(tx, name).call_function(tx, args, kwargs)
+
+    def sliced(self, tx: Translator, key: slice) -> VariableTracker:
+        """`self.layers[:n]`: a new container of the same submodules, made now (its
+        constructor runs no user code, and logs its use as in torch.compile's graph). Each submodule keeps the tracker, and so the
+        source, it has in the original (`L['self']._modules['layers']._modules['0']`),
+        as torch.compile names it when it traces the container's `__getitem__`."""
+        from minidynamo.variables.base import new_object_id
+
+        # nn.Module.__init__ logs its use; torch.compile, tracing it, records the call
+        node = tx.output.graph.create_node(
+            "call_function", torch._C._log_api_usage_once, ("python.nn_module",), {})
+        node.meta["example_value"] = None
+        node.meta["stack_trace"] = tx.stack_trace()
+        modules = self.var_getattr(tx, "_modules").realize()  # guards its keys
+        for name in list(self.module._modules)[key]:
+            modules.call_method(tx, "__getitem__", [ConstantVariable(name)], {}).realize()
+        variable = NNModuleVariable(self.module[key], object_id=new_object_id())
+        return tx.output.side_effects.track_existing(variable.module, variable)
 
     def set_attribute(self, tx: Translator, name: str, value: VariableTracker) -> VariableTracker:
         """`self.name = value`: a new version of the module, replayed with setattr later."""

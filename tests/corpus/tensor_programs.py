@@ -1539,3 +1539,21 @@ def custom_setattr_of_an_argument(x, config):
 def dict_of_an_argument(x, obj):
     return x * obj.__dict__["scale"], "scale" in obj.__dict__
 
+
+
+class FirstLayers(nn.Module):
+    """`self.layers[: n]` on a ModuleList and a Sequential, as decoder stacks do."""
+
+    def __init__(self):
+        super().__init__()
+        self.layers = nn.ModuleList([nn.Linear(3, 3) for _ in range(3)])
+        self.head = nn.Sequential(nn.Linear(3, 3), nn.ReLU(), nn.Linear(3, 3))
+        self.used = 2
+
+    def forward(self, x):
+        for layer in self.layers[: self.used]:
+            x = layer(x)
+        return self.head[1:](x)
+
+
+CASES.add("slices_of_module_containers", seeded(FirstLayers), t(2, 3))
