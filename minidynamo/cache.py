@@ -171,7 +171,11 @@ def binder_code(code: types.CodeType, with_free_variables: bool = True) -> types
         names.append(rest[0])
     free = code.co_freevars if with_free_variables else ()
     names += free
-    body = ", ".join(f"{name!r}: {name}" for name in names)
+    # a comprehension's code takes its iterator as `.0`, which no `def` can spell
+    spelled = {name: name if name.isidentifier() else f"___arg{index}"
+               for index, name in enumerate(names)}
+    params = [spelled.get(param, param) for param in params]
+    body = ", ".join(f"{name!r}: {spelled[name]}" for name in names)
     cells = "".join(f"    {name} = None\n" for name in free)
     source = (f"def ___outer():\n{cells}"
               f"    def ___bind({', '.join(params)}):\n        return {{{body}}}\n")

@@ -37,6 +37,7 @@ from minidynamo.variables.ctx_manager import GradModeClassVariable, GradModeVari
 from minidynamo.variables.dicts import ConstDictVariable, SetVariable
 from minidynamo.variables.exceptions import ExceptionClassVariable, is_exception_class
 from minidynamo.variables.functions import CellVariable, UserFunctionVariable, UserMethodVariable
+from minidynamo.variables.frozen import FrozenFunctionVariable, is_frozen_function
 from minidynamo.variables.lazy import LazyVariableTracker, build_lazily
 from minidynamo.variables.lists import ListVariable, NamedTupleVariable, RangeVariable, SizeVariable, TupleVariable
 from minidynamo.variables.misc import PythonModuleVariable

@@ -57,6 +57,7 @@ from minidynamo.variables.ctx_manager import (
 from minidynamo.variables.dicts import ConstDictVariable, SetVariable
 from minidynamo.variables.exceptions import ExceptionClassVariable, is_exception_class
 from minidynamo.variables.functions import CellVariable, UserFunctionVariable, UserMethodVariable
+from minidynamo.variables.frozen import FrozenFunctionVariable, is_frozen_function
 from minidynamo.variables.lazy import LazyVariableTracker, build_lazily
 from minidynamo.variables.lists import (
     ListVariable,
@@ -224,6 +225,10 @@ class VariableBuilder:
         self.guard("ID_MATCH", value)
         return TorchFunctionVariable(value, source=self.source)
 
+    def wrap_frozen_function(self, value: Any) -> VariableTracker:
+        self.guard("ID_MATCH", value)
+        return FrozenFunctionVariable(value, source=self.source)
+
     def wrap_tracing_state_function(self, value: Any) -> VariableTracker:
         self.guard("ID_MATCH", value)
         return TracingStateFunctionVariable(value, source=self.source)
@@ -311,6 +316,7 @@ class VariableBuilder:
         (lambda v: type(v) is range, by_name("wrap_range")),
         (lambda v: isinstance(v, torch.nn.Module), by_name("wrap_module")),
         (is_tracing_state_function, by_name("wrap_tracing_state_function")),
+        (is_frozen_function, by_name("wrap_frozen_function")),
         (is_torch_function, by_name("wrap_torch_function")),
         (is_grad_mode_class, by_name("wrap_grad_mode_class")),
         (is_grad_mode_object, by_name("wrap_grad_mode_object")),

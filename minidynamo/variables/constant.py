@@ -124,6 +124,10 @@ def constant(value: Any) -> VariableTracker:
     if type(value) in (list, dict, set):  # e.g. "a b".split(): a new mutable container
         return _new_container(value)
     if not is_constant_value(value):
+        from minidynamo.variables.frozen import FROZEN_TYPES, frozen
+
+        if isinstance(value, FROZEN_TYPES):  # an `inspect.Parameter` out of a signature
+            return frozen(value)
         graph_break(UNSUPPORTED_VALUE, f"the {type(value).__name__} {value!r} is not a constant")
     return ConstantVariable(value)
 

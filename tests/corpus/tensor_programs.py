@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import collections
 import collections.abc
+import inspect
 import math
 
 import torch
@@ -1557,3 +1558,25 @@ class FirstLayers(nn.Module):
 
 
 CASES.add("slices_of_module_containers", seeded(FirstLayers), t(2, 3))
+
+
+class Chunked(nn.Module):
+    """transformers' `apply_chunking_to_forward` counts the arguments of the function it
+    is given with `inspect.signature`."""
+
+    def feed(self, hidden, scale=2):
+        return hidden * scale
+
+    def forward(self, x):
+        parameters = inspect.signature(self.feed).parameters
+        names = [name for name in parameters if parameters[name].default is inspect.Parameter.empty]
+        return self.feed(x) + len(parameters), names
+
+
+CASES.add("signature_of_a_method", Chunked(), t(3))
+
+
+@case(t(3))
+def signature_of_a_function(x):
+    signature = inspect.signature(compiling_path)
+    return x * len(signature.parameters), str(signature), list(signature.parameters)

@@ -244,3 +244,16 @@ def test_the_binder_rejects_what_the_function_rejects():
         cache.FrameCache(fn.__code__).bind(fn, (1, 2), {})
     assert inspect.signature(fn)  # the function itself is untouched
     assert isinstance(cache.binder_code(fn.__code__), types.CodeType)
+
+
+def test_the_binder_binds_a_comprehension_whose_argument_is_dot_zero():
+    """A list comprehension's code takes `.0`; one compiled as a frame of its own (its
+    caller ran eagerly) must bind it, not fail with a SyntaxError."""
+    scale = 3
+    comprehension = types.FunctionType(
+        next(c for c in (lambda xs: [x * scale for x in xs]).__code__.co_consts
+             if isinstance(c, types.CodeType)),
+        globals(), closure=(lambda xs: [x * scale for x in xs]).__closure__)
+    iterator = iter([1, 2])
+    bound = cache.FrameCache(comprehension.__code__).bind(comprehension, (iterator,), {})
+    assert bound == {".0": iterator, "scale": 3}
