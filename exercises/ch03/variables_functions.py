@@ -21,11 +21,12 @@ from __future__ import annotations
 
 import inspect
 import types
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Sequence
-from minidynamo.exc import CANNOT_RECONSTRUCT, EXCEPTION_IN_TRACED_CODE, graph_break, raise_observed
+from minidynamo.exc import CANNOT_RECONSTRUCT, EXCEPTION_IN_TRACED_CODE, UNSUPPORTED_MUTATION, graph_break, raise_observed
 from minidynamo.sources import AttrSource, Source, closure_cell_source, default_argument_source, keyword_default_source
 from minidynamo.variables.base import VariableTracker, new_object_id
+from minidynamo.variables.constant import ConstantVariable
 from minidynamo.variables.dicts import ConstDictVariable
 from minidynamo.variables.lists import TupleVariable
 if TYPE_CHECKING:

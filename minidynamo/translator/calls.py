@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING
 from minidynamo.bytecode import Instruction
 from minidynamo.exc import UNSUPPORTED_CALL, graph_break
 from minidynamo.variables import ConstDictVariable, NestedUserFunctionVariable, NullVariable
+from minidynamo.variables.base import new_object_id
 
 if TYPE_CHECKING:
     from minidynamo.translator.base import InstructionTranslatorBase
@@ -67,6 +68,9 @@ class CallHandlers:
         for name, flag in reversed(MAKE_FUNCTION_FLAGS):
             parts[name] = self.pop() if inst.arg & flag else None
         closure = tuple(parts["closure"].unpack_var_sequence(self)) if parts["closure"] else None
-        self.push(NestedUserFunctionVariable(
+        function = NestedUserFunctionVariable(  # a new object: rebuilt once if it escapes
             code, self.f_globals, parts["defaults"], parts["keyword_defaults"], closure,
-        ))
+            object_id=new_object_id(),
+        )
+        self.output.side_effects.track_new(function)
+        self.push(function)

@@ -24,10 +24,16 @@ from __future__ import annotations
 
 import inspect
 import types
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
-from minidynamo.exc import CANNOT_RECONSTRUCT, EXCEPTION_IN_TRACED_CODE, graph_break, raise_observed
+from minidynamo.exc import (
+    CANNOT_RECONSTRUCT,
+    EXCEPTION_IN_TRACED_CODE,
+    UNSUPPORTED_MUTATION,
+    graph_break,
+    raise_observed,
+)
 from minidynamo.sources import (
     AttrSource,
     Source,
@@ -36,6 +42,7 @@ from minidynamo.sources import (
     keyword_default_source,
 )
 from minidynamo.variables.base import VariableTracker, new_object_id
+from minidynamo.variables.constant import ConstantVariable
 from minidynamo.variables.dicts import ConstDictVariable
 from minidynamo.variables.lists import TupleVariable
 
@@ -191,6 +198,10 @@ class UserMethodVariable(UserFunctionVariable):
                     "made while tracing")
 
 
+# What a function made while tracing says of itself, read off its code object.
+FUNCTION_NAME_ATTRIBUTES = {"__name__": "co_name", "__qualname__": "co_qualname"}
+
+
 @dataclass(frozen=True, eq=False, repr=False)
 class NestedUserFunctionVariable(BaseUserFunctionVariable):
     """A function made while tracing by MAKE_FUNCTION (lambda, comprehension, inner def)."""
@@ -200,10 +211,34 @@ class NestedUserFunctionVariable(BaseUserFunctionVariable):
     defaults: VariableTracker | None  # a TupleVariable
     keyword_defaults: VariableTracker | None  # a ConstDictVariable
     closure: tuple[VariableTracker, ...] | None  # CellVariables
-    children_fields = ("defaults", "keyword_defaults", "closure")
+    attributes: dict[str, VariableTracker] = field(default_factory=dict)  # `f.tag = 1`
+    children_fields = ("defaults", "keyword_defaults", "closure", "attributes")
 
     def get_code(self) -> types.CodeType:
         return self.code
+
+    def var_getattr(self, tx: Translator, name: str) -> VariableTracker:
+        if name in self.attributes:
+            return self.attributes[name]
+        if name in FUNCTION_NAME_ATTRIBUTES:
+            return ConstantVariable(getattr(self.code, FUNCTION_NAME_ATTRIBUTES[name]))
+        if name.startswith("__"):  # __doc__, __defaults__ ...: not modelled, a break
+            return super().var_getattr(tx, name)
+        # its __dict__ holds exactly what was set while tracing
+        raise_observed(AttributeError, f"'function' object has no attribute {name!r}")
+
+    def call_method(
+        self, tx: Translator, name: str, args: Sequence[VariableTracker],
+        kwargs: dict[str, VariableTracker],
+    ) -> VariableTracker:
+        if name == "__setattr__" and len(args) == 2 and not kwargs:
+            attribute = args[0].as_python_constant()
+            if attribute.startswith("__"):  # __defaults__, __code__ ...: what calls would see
+                graph_break(UNSUPPORTED_MUTATION, f"assigning {attribute} of a function")
+            new = self.clone(attributes={**self.attributes, attribute: args[1]})
+            tx.output.side_effects.mutate(new)
+            return ConstantVariable(None)
+        return super().call_method(tx, name, args, kwargs)
 
     def get_globals(self) -> dict[str, Any]:
         return self.globals
@@ -234,6 +269,11 @@ class NestedUserFunctionVariable(BaseUserFunctionVariable):
             flags |= 0x08
         codegen.load_const(self.code)
         codegen.append("MAKE_FUNCTION", arg=flags)
+        for name, value in self.attributes.items():
+            codegen.append("COPY", arg=1)
+            codegen(value)
+            codegen.append("SWAP", arg=2)
+            codegen.append("STORE_ATTR", argval=name)
 
 
 @dataclass(frozen=True, eq=False, repr=False)

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 from minidynamo.bytecode import Instruction
 from minidynamo.exc import UNSUPPORTED_CALL, graph_break
 from minidynamo.variables import ConstDictVariable, NestedUserFunctionVariable, NullVariable
+from minidynamo.variables.base import new_object_id
 if TYPE_CHECKING:
     from minidynamo.translator.base import InstructionTranslatorBase
 

@@ -1580,3 +1580,10 @@ CASES.add("signature_of_a_method", Chunked(), t(3))
 def signature_of_a_function(x):
     signature = inspect.signature(compiling_path)
     return x * len(signature.parameters), str(signature), list(signature.parameters)
+
+
+@case(t(3))
+def attribute_of_a_function_made_while_tracing(x):
+    tagged = lambda: 1  # noqa: E731
+    tagged.foo = 17
+    return x + tagged.foo, hasattr(tagged, "foo"), hasattr(tagged, "bar"), tagged.__name__

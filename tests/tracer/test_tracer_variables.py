@@ -174,3 +174,19 @@ def test_every_value_knows_its_class():
         out = minidynamo.compile(classes)(x)
     assert (explained.graph_count, explained.break_reasons) == (1, [])
     assert out[1:] == (True, "no_grad") and torch.equal(out[0], x + 1)
+
+
+def test_a_function_made_while_tracing_keeps_its_attributes_and_identity():
+    """`l.foo = 17` on a lambda made while tracing is seen by later reads and by the
+    caller; the function stored twice is one object after the graph, as in eager."""
+
+    def make(x):
+        tagged = lambda: 1  # noqa: E731
+        tagged.foo = 17
+        return x + 1, tagged, [tagged]
+
+    with strict_mode():
+        explained = minidynamo.explain(make)(torch.ones(2))
+        out, tagged, holder = minidynamo.compile(make)(torch.ones(2))
+    assert (explained.graph_count, explained.break_reasons) == (1, [])
+    assert tagged.foo == 17 and holder[0] is tagged and tagged() == 1
