@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import types
+
 import pytest
+
 import torch
 import torch._dynamo
 
@@ -214,3 +217,16 @@ def test_inductor_backend_computes_the_same_values():
 
     x = torch.randn(8)
     torch.testing.assert_close(minidynamo.compile(fn, backend="inductor")(x), fn(x))
+
+
+def test_a_function_with_its_own_globals_and_builtins_runs_as_in_eager():
+    """Sandboxes and some libraries make functions with a globals dict of their own
+    (`types.FunctionType(code, {'__builtins__': {...}})`): the compiled wrapper and the
+    generated code must not need anything from it."""
+    namespace = {"__builtins__": {"len": len}}
+    exec("def f(x):\n    return x * len([1, 2])\n", namespace)
+    own = types.FunctionType(namespace["f"].__code__, {"__builtins__": {"len": len}})
+    x = torch.ones(2)
+    explained = minidynamo.explain(own)(x)
+    assert explained.graph_count == 1
+    assert torch.equal(minidynamo.compile(own)(x), own(x))
