@@ -39,9 +39,13 @@ managers. We build the Python function that tree is the fast version of.
 
 from __future__ import annotations
 
+import builtins
+import collections
+import io
 import itertools
 import re
 import sys
+import tokenize
 import types
 import weakref
 from dataclasses import dataclass, field
@@ -206,7 +210,7 @@ def _ref_name(refs: dict[str, Any], prefix: str, value: Any) -> str:
 
 def type_match(name: str, value: Any, refs: dict[str, Any]) -> str:
     cls = type(value)
-    if cls.__module__ == "builtins":
+    if getattr(builtins, cls.__name__, None) is cls:  # int, str, dict (not `code`, `function`)
         return f"type({name}) is {cls.__name__}"
     return f"type({name}) is {_ref_name(refs, 'type', cls)}"
 
@@ -330,8 +334,10 @@ class GuardSet:
         self._add(Guard("LENGTH_CHECK", source, f"len({source.name()}) == {len(value)}"))
 
     def dict_keys(self, source: Source, value: dict) -> None:
+        """The keys in order; a subclass's are read with `dict.keys`, not its override."""
         self.type_match(source, value)
-        self._add(Guard("DICT_KEYS", source, f"list({source.name()}.keys()) == {list(value)!r}"))
+        keys = f"{source.name()}.keys()" if type(value) in DICT_TYPES else f"dict.keys({source.name()})"
+        self._add(Guard("DICT_KEYS", source, f"list({keys}) == {list(value)!r}"))
 
     def not_in_dict(self, source: Source, key: str) -> None:
         """`key` is absent from the mapping at `source` (an instance `__dict__`, the globals)."""
@@ -398,7 +404,12 @@ def constant_guard_kind(value: Any) -> str:
     """The guard of a constant: identity for None, bools and Ellipsis, equality otherwise."""
     if value is None or value is True or value is False or value is Ellipsis:
         return "ID_MATCH"
+    if isinstance(value, types.CodeType):  # a function's code: the same object, not an equal one
+        return "ID_MATCH"
     return "EQUALS_MATCH"
+
+
+DICT_TYPES = (dict, collections.OrderedDict, collections.defaultdict)
 
 
 # -- the check function -------------------------------------------------------------
@@ -411,12 +422,36 @@ CHECK_GLOBALS: dict[str, Any] = {
     "torch": torch,
     "Tensor": torch.Tensor,
     "___dispatch_keys": torch._C._dispatch_keys,
+    "___dict_getitem": dict.__getitem__,
     "___no_hooks": no_hooks,
 }
 
 
 def eval_source(name: str, L: dict, G: dict) -> Any:
     return eval(name, {**CHECK_GLOBALS, "__builtins__": __builtins__}, {"L": L, "G": G})
+
+
+def substitute(code: str, expression: str, local: str) -> str:
+    """`code` with each use of `expression` replaced by `local`: whole expressions only,
+    never inside a string literal (a key `'GPT2'` does not contain the globals `G`)."""
+    line_starts = list(itertools.accumulate((len(line) for line in code.splitlines(True)),
+                                            initial=0))
+    strings = [(line_starts[token.start[0] - 1] + token.start[1],
+                line_starts[token.end[0] - 1] + token.end[1])
+               for token in tokenize.generate_tokens(io.StringIO(code).readline)
+               if token.type == tokenize.STRING]
+    pieces, position = [], 0
+    for match in re.finditer(re.escape(expression), code):
+        start, end = match.span()
+        inside = any(first <= start < last for first, last in strings)
+        before = code[start - 1] if start else " "
+        after = code[end] if end < len(code) else " "
+        if inside or before.isidentifier() or before in ".'\"" or after.isidentifier() \
+                or after.isdigit():
+            continue
+        pieces += [code[position:start], local]
+        position = end
+    return "".join(pieces) + code[position:]
 
 
 class CheckFunction:
@@ -447,7 +482,8 @@ class CheckFunction:
                 self._fetch(guard.source, locals_, lines)
             code = guard.code
             for expression in sorted(locals_, key=len, reverse=True):
-                code = code.replace(expression, locals_[expression])
+                if expression in code:
+                    code = substitute(code, expression, locals_[expression])
             where = guard.user_line.strip()
             lines.append(f"        if not ({code}):  # {guard.kind}" + (f": {where}" if where else ""))
             lines.append("            return False")

@@ -35,10 +35,12 @@ from minidynamo.variables import (
     ListVariable,
     NNModuleVariable,
     SetVariable,
+    UserDefinedDictVariable,
     UserDefinedObjectVariable,
     VariableTracker,
     replace_version,
 )
+from minidynamo.variables.dicts import DictPartVariable
 from minidynamo.variables.iterators import IteratorVariable
 
 if TYPE_CHECKING:
@@ -163,12 +165,44 @@ def _replay_clear_update(codegen: PyCodegen, variable: VariableTracker) -> None:
     codegen.append("POP_TOP")
 
 
+def _replay_dict_part(codegen: PyCodegen, variable: DictPartVariable) -> None:
+    """`replace_entries(d, base, {...})` for the dict part of a dict subclass's instance."""
+    codegen.load_callable(replace_entries)
+    codegen.load_source(variable.source)
+    codegen.load_object(variable.dict_class)
+    variable.clone(dict_class=dict).reconstruct(codegen)  # BUILD_MAP of the entries
+    codegen.call_function(3)
+    codegen.append("POP_TOP")
+
+
+def replace_entries(d: dict, base: type, entries: dict) -> None:
+    """Runs in generated code: `d` holds `entries`, set with its builtin base's methods."""
+    base.clear(d)
+    for key, value in entries.items():
+        base.__setitem__(d, key, value)
+
+
 def _replay_attributes(codegen: PyCodegen, variable: VariableTracker) -> None:
     """`obj.name = value` for every attribute written while tracing."""
     for name, value in variable.attributes.items():
         codegen(value)
         codegen.load_source(variable.source)
         codegen.append("STORE_ATTR", argval=name)
+
+
+def _replay_object_attributes(codegen: PyCodegen, variable: UserDefinedObjectVariable) -> None:
+    """As `_replay_attributes`, but through `object.__setattr__(obj, name, value)` for a
+    class with its own `__setattr__`: its traced run already chose what to store, and
+    running it again would repeat its side effects."""
+    if variable.cls.__setattr__ is object.__setattr__:
+        return _replay_attributes(codegen, variable)
+    for name, value in variable.attributes.items():
+        codegen.load_callable(object.__setattr__)
+        codegen.load_source(variable.source)
+        codegen.load_const(name)
+        codegen(value)
+        codegen.call_function(3)
+        codegen.append("POP_TOP")
 
 
 def _replay_cell(codegen: PyCodegen, variable: CellVariable) -> None:
@@ -186,8 +220,10 @@ def _replay_cell(codegen: PyCodegen, variable: CellVariable) -> None:
 REPLAYS: dict[type, Callable[[PyCodegen, Any], None]] = {
     ListVariable: _replay_list,
     ConstDictVariable: _replay_clear_update,
+    DictPartVariable: _replay_dict_part,
+    UserDefinedDictVariable: _replay_object_attributes,
     SetVariable: _replay_clear_update,
-    UserDefinedObjectVariable: _replay_attributes,
+    UserDefinedObjectVariable: _replay_object_attributes,
     NNModuleVariable: _replay_attributes,
     CellVariable: _replay_cell,
 }

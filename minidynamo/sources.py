@@ -207,6 +207,29 @@ class GetItemSource(ChainedSource):
         ]
 
 
+@dataclass(frozen=True)
+class DictGetItemSource(ChainedSource):
+    """An entry of a dict subclass read with the builtin lookup, `dict.__getitem__(d, k)`,
+    so that no `__getitem__` of the subclass runs in guards or generated code."""
+
+    index: Any
+
+    def name(self) -> str:
+        return f"___dict_getitem({self.base.name()}, {self.index!r})"
+
+    def reconstruct(self) -> list[Instruction]:
+        return [
+            create_instruction("PUSH_NULL"),
+            *ImportSource("builtins").reconstruct(),
+            create_instruction("LOAD_ATTR", argval="dict"),
+            create_instruction("LOAD_ATTR", argval="__getitem__"),
+            *self.base.reconstruct(),
+            create_instruction("LOAD_CONST", argval=self.index),
+            create_instruction("PRECALL", arg=2),
+            create_instruction("CALL", arg=2),
+        ]
+
+
 def is_module_state(source: Source) -> bool:
     """Whether the source reads a module's parameter or buffer: `..._parameters['weight']`."""
     while isinstance(source, ChainedSource):

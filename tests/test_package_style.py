@@ -42,7 +42,8 @@ VERSION_CHECK_MODULE = "minidynamo/bytecode/opcodes.py"  # the one module of Pyt
 # The import layering, lowest first (ARCHITECTURE.md): a module may import from its own
 # layer and the layers below it. Names are the first part after `minidynamo.`.
 LAYERS: list[tuple[str, ...]] = [
-    ("config", "logs", "polyfills"),  # leaves: settings, loggers, plain Python helpers
+    ("config", "logs", "polyfills", "trace_rules"),  # leaves: settings, loggers, plain Python
+    # helpers, the table of torch functions
     ("bytecode",),  # ch01
     ("resume",),  # ch07, but it needs only bytecode/, so the translator can use it
     ("exc",),  # graph breaks, used by every layer above bytecode

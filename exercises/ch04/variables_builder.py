@@ -29,12 +29,12 @@ from minidynamo.exc import UNSUPPORTED_VALUE, graph_break
 from minidynamo.guards import constant_guard_kind
 from minidynamo import polyfills
 from minidynamo.shapes import dynamic_dims, is_dynamic_float, is_dynamic_int
-from minidynamo.sources import AttrSource, GetItemSource, Source, closure_cell_source, is_module_state
+from minidynamo.sources import AttrSource, DictGetItemSource, GetItemSource, Source, closure_cell_source, is_module_state
 from minidynamo.variables.base import VariableTracker, new_object_id
 from minidynamo.variables.builtins import BuiltinVariable, is_builtin
 from minidynamo.variables.constant import ConstantVariable, is_constant_value
 from minidynamo.variables.ctx_manager import GradModeClassVariable, GradModeVariable, is_grad_mode_class, is_grad_mode_object
-from minidynamo.variables.dicts import ConstDictVariable, SetVariable
+from minidynamo.variables.dicts import ConstDictVariable, DictPartVariable, SetVariable
 from minidynamo.variables.exceptions import ExceptionClassVariable, is_exception_class
 from minidynamo.variables.functions import CellVariable, UserFunctionVariable, UserMethodVariable
 from minidynamo.variables.frozen import FrozenFunctionVariable, is_frozen_function
@@ -42,8 +42,8 @@ from minidynamo.variables.lazy import LazyVariableTracker, build_lazily
 from minidynamo.variables.lists import ListVariable, NamedTupleVariable, RangeVariable, SizeVariable, TupleVariable
 from minidynamo.variables.misc import PythonModuleVariable
 from minidynamo.variables.nn_module import NNModuleVariable
-from minidynamo.variables.torch import TorchFunctionVariable, TracingStateFunctionVariable, is_torch_function, is_tracing_state_function
-from minidynamo.variables.user_defined import UserDefinedClassVariable, UserDefinedObjectVariable
+from minidynamo.variables.torch import SkippedFunctionVariable, TorchFunctionVariable, TracingStateFunctionVariable, is_skipped_function, is_torch_function, is_tracing_state_function
+from minidynamo.variables.user_defined import BUILTIN_METHOD_DESCRIPTORS, MethodDescriptorVariable, UserDefinedClassVariable, UserDefinedDictVariable, UserDefinedObjectVariable, dict_base, is_dict_subclass_instance
 if TYPE_CHECKING:
     from minidynamo.output_graph import OutputGraph
 

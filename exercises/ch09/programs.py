@@ -162,6 +162,14 @@ def on_string(x, mode):
     return x.mean()
 
 
+# keys that spell the globals' name `G`: a check that rewrites `G` inside them fails
+LAYER_SCALES = {"GPT2": 2.0, "Gemma": 3.0}
+
+
+def scale_by_name(x, name):
+    return len(name) * x * LAYER_SCALES[name]  # `len`, a builtin: guarded on `G` itself
+
+
 class Holder:
     def __init__(self, value):
         self.value = value

@@ -64,6 +64,8 @@ CASES = {
                     same_then(lambda: ([t(3), t(3)],), lambda: ([t(3)] * 3,))),
     "list_item": (programs.over_list,
                   same_then(lambda: ([t(3), 1, 2],), lambda: ([t(3), 1, 5],))),
+    "keys_that_spell_G": (programs.scale_by_name, same_then(lambda: (t(3), "GPT2"),
+                                                            lambda: (t(3), "Gemma"))),
     "dict_keys": (programs.over_dict,
                   same_then(lambda: (t(3), {"a": 1}), lambda: (t(3), {"a": 1, "b": 2}))),
     "dict_value": (programs.over_dict,

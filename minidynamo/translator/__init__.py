@@ -9,6 +9,7 @@ package: every module is listed, every opcode named is handled in its module.
     loads_stores.py   LOAD_FAST, STORE_FAST, DELETE_FAST, LOAD_CONST, LOAD_GLOBAL,
                       STORE_GLOBAL, MAKE_CELL, COPY_FREE_VARS, LOAD_CLOSURE, LOAD_DEREF,
                       STORE_DEREF, DELETE_DEREF, LOAD_ATTR, LOAD_METHOD, STORE_ATTR,
+                      DELETE_ATTR,
                       IMPORT_NAME, IMPORT_FROM
     operators.py      stack_op; UNARY_NEGATIVE, UNARY_POSITIVE, UNARY_INVERT, UNARY_NOT,
                       BINARY_SUBSCR, BINARY_OP, COMPARE_OP, IS_OP, CONTAINS_OP,

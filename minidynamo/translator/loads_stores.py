@@ -117,6 +117,9 @@ class LoadStoreHandlers:
         obj, value = self.pop(), self.pop()
         obj.call_method(self, "__setattr__", [ConstantVariable(inst.argval), value], {})
 
+    def DELETE_ATTR(self: InstructionTranslatorBase, inst: Instruction) -> None:
+        self.pop().call_method(self, "__delattr__", [ConstantVariable(inst.argval)], {})
+
     ## Imports
 
     def IMPORT_NAME(self: InstructionTranslatorBase, inst: Instruction) -> None:

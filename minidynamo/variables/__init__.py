@@ -43,7 +43,11 @@ from minidynamo.variables.misc import GetAttrVariable, NullVariable, PythonModul
 from minidynamo.variables.nn_module import NNModuleVariable
 from minidynamo.variables.tensor import TensorVariable
 from minidynamo.variables.torch import TorchFunctionVariable
-from minidynamo.variables.user_defined import UserDefinedClassVariable, UserDefinedObjectVariable
+from minidynamo.variables.user_defined import (
+    UserDefinedClassVariable,
+    UserDefinedDictVariable,
+    UserDefinedObjectVariable,
+)
 
 __all__ = [
     "BaseUserFunctionVariable", "BuiltinVariable", "CellVariable", "ConstDictVariable",
@@ -52,6 +56,7 @@ __all__ = [
     "NestedUserFunctionVariable", "NullVariable", "PythonModuleVariable", "RangeIteratorVariable",
     "RangeVariable", "SetVariable", "SizeVariable", "SliceVariable", "TensorVariable",
     "TorchFunctionVariable", "TupleVariable", "UserDefinedClassVariable",
-    "UserDefinedObjectVariable", "UserFunctionVariable", "UserMethodVariable",
+    "UserDefinedDictVariable", "UserDefinedObjectVariable", "UserFunctionVariable",
+    "UserMethodVariable",
     "VariableBuilder", "VariableTracker", "constant", "new_object_id", "replace_version",
 ]

@@ -40,6 +40,7 @@ from minidynamo import polyfills
 from minidynamo.shapes import dynamic_dims, is_dynamic_float, is_dynamic_int
 from minidynamo.sources import (
     AttrSource,
+    DictGetItemSource,
     GetItemSource,
     Source,
     closure_cell_source,
@@ -54,7 +55,7 @@ from minidynamo.variables.ctx_manager import (
     is_grad_mode_class,
     is_grad_mode_object,
 )
-from minidynamo.variables.dicts import ConstDictVariable, SetVariable
+from minidynamo.variables.dicts import ConstDictVariable, DictPartVariable, SetVariable
 from minidynamo.variables.exceptions import ExceptionClassVariable, is_exception_class
 from minidynamo.variables.functions import CellVariable, UserFunctionVariable, UserMethodVariable
 from minidynamo.variables.frozen import FrozenFunctionVariable, is_frozen_function
@@ -69,12 +70,22 @@ from minidynamo.variables.lists import (
 from minidynamo.variables.misc import PythonModuleVariable
 from minidynamo.variables.nn_module import NNModuleVariable
 from minidynamo.variables.torch import (
+    SkippedFunctionVariable,
     TorchFunctionVariable,
     TracingStateFunctionVariable,
+    is_skipped_function,
     is_torch_function,
     is_tracing_state_function,
 )
-from minidynamo.variables.user_defined import UserDefinedClassVariable, UserDefinedObjectVariable
+from minidynamo.variables.user_defined import (
+    BUILTIN_METHOD_DESCRIPTORS,
+    MethodDescriptorVariable,
+    UserDefinedClassVariable,
+    UserDefinedDictVariable,
+    UserDefinedObjectVariable,
+    dict_base,
+    is_dict_subclass_instance,
+)
 
 if TYPE_CHECKING:
     from minidynamo.output_graph import OutputGraph
@@ -200,6 +211,25 @@ class VariableBuilder:
         )
         return self.output.side_effects.track_existing(value, variable)
 
+    def wrap_dict_subclass(self, value: dict) -> VariableTracker:
+        """An instance of a user subclass of dict or OrderedDict: an object whose dict part
+        is read with the builtin lookup (`dict.__getitem__(d, key)`), never the subclass's."""
+        keys = list(dict.keys(value))
+        if not all(is_constant_value(key) for key in keys):
+            graph_break(UNSUPPORTED_VALUE, "a dict whose keys are not all constants")
+        self.guard("DICT_KEYS", value)
+        items = {}
+        for key in keys:
+            entry = dict.__getitem__(value, key)
+            items[key] = VariableBuilder(self.output, None)(entry) if self.source is None else (
+                LazyVariableTracker(entry, self.output, source=DictGetItemSource(self.source, key)))
+        contents = DictPartVariable(
+            items, dict_base(type(value)), source=self.source, object_id=new_object_id())
+        self.output.side_effects.track_new(contents)
+        variable = UserDefinedDictVariable(
+            value, type(value), contents=contents, source=self.source, object_id=new_object_id())
+        return self.output.side_effects.track_existing(value, variable)
+
     def wrap_set(self, value: set) -> VariableTracker:
         if not all(is_constant_value(item) for item in value):
             graph_break(UNSUPPORTED_VALUE, "a set whose items are not all constants")
@@ -225,6 +255,10 @@ class VariableBuilder:
         self.guard("ID_MATCH", value)
         return TorchFunctionVariable(value, source=self.source)
 
+    def wrap_skipped_function(self, value: Any) -> VariableTracker:
+        self.guard("ID_MATCH", value)
+        return SkippedFunctionVariable(value, source=self.source)
+
     def wrap_frozen_function(self, value: Any) -> VariableTracker:
         self.guard("ID_MATCH", value)
         return FrozenFunctionVariable(value, source=self.source)
@@ -232,6 +266,10 @@ class VariableBuilder:
     def wrap_tracing_state_function(self, value: Any) -> VariableTracker:
         self.guard("ID_MATCH", value)
         return TracingStateFunctionVariable(value, source=self.source)
+
+    def wrap_method_descriptor(self, value: Any) -> VariableTracker:
+        self.guard("ID_MATCH", value)
+        return MethodDescriptorVariable(value, source=self.source)
 
     def wrap_builtin(self, value: Any) -> VariableTracker:
         self.guard("ID_MATCH", value)
@@ -312,16 +350,19 @@ class VariableBuilder:
         (lambda v: isinstance(v, tuple), by_name("wrap_tuple")),
         (lambda v: type(v) is list, by_name("wrap_list")),
         (lambda v: type(v) in DICT_CLASSES, by_name("wrap_dict")),
+        (is_dict_subclass_instance, by_name("wrap_dict_subclass")),
         (lambda v: type(v) is set, by_name("wrap_set")),
         (lambda v: type(v) is range, by_name("wrap_range")),
         (lambda v: isinstance(v, torch.nn.Module), by_name("wrap_module")),
         (is_tracing_state_function, by_name("wrap_tracing_state_function")),
         (is_frozen_function, by_name("wrap_frozen_function")),
         (is_torch_function, by_name("wrap_torch_function")),
+        (is_skipped_function, by_name("wrap_skipped_function")),
         (is_grad_mode_class, by_name("wrap_grad_mode_class")),
         (is_grad_mode_object, by_name("wrap_grad_mode_object")),
         (is_exception_class, by_name("wrap_exception_class")),
         (is_builtin, by_name("wrap_builtin")),
+        (lambda v: isinstance(v, BUILTIN_METHOD_DESCRIPTORS), by_name("wrap_method_descriptor")),
         (is_compiled_function, by_name("wrap_compiled_function")),
         (is_contextmanager_function, by_name("wrap_contextmanager_function")),
         (lambda v: isinstance(v, types.FunctionType), by_name("wrap_function")),

@@ -22,6 +22,7 @@ Compare with TorchDynamo: `torch/_dynamo/variables/builtin.py` (`BuiltinVariable
 from __future__ import annotations
 
 import collections
+import copy
 import functools
 import operator
 import sys
@@ -53,6 +54,7 @@ from minidynamo.variables.base import (
     new_object_id,
 )
 from minidynamo.variables.constant import ConstantVariable, constant, fold, fold_value
+from minidynamo.variables.deepcopy import deepcopy
 from minidynamo.variables.dicts import ConstDictVariable, as_key, dict_items, set_from_values
 from minidynamo.variables.iterators import ListIteratorVariable
 from minidynamo.variables.lists import (
@@ -300,6 +302,10 @@ def _setattr(tx: Translator, obj: Variable, name: Variable, value: Variable) -> 
     return obj.call_method(tx, "__setattr__", [name, value], {})
 
 
+def _delattr(tx: Translator, obj: Variable, name: Variable) -> Variable:
+    return obj.call_method(tx, "__delattr__", [name], {})
+
+
 def _range(tx: Translator, *args: VariableTracker) -> VariableTracker:
     values = constant_values([specialized(arg) for arg in args])  # range(n): n's value
     if values is None:
@@ -535,7 +541,7 @@ def _super(tx: Translator, *args: VariableTracker) -> VariableTracker:
 
 BUILTIN_HANDLERS: dict[Callable[..., Any], Callable[..., VariableTracker]] = {
     len: _len, isinstance: _isinstance, callable: _callable, type: _type,
-    getattr: _getattr, hasattr: _hasattr, setattr: _setattr,
+    getattr: _getattr, hasattr: _hasattr, setattr: _setattr, delattr: _delattr,
     range: _range, slice: _slice, iter: _iter, next: _next,
     enumerate: _enumerate, zip: _zip, map: _map, filter: _filter, reversed: _reversed,
     sorted: _sorted,
@@ -545,7 +551,7 @@ BUILTIN_HANDLERS: dict[Callable[..., Any], Callable[..., VariableTracker]] = {
     min: functools.partial(_min_max, pick=min), max: functools.partial(_min_max, pick=max),
     int: _numeric_conversion(int), float: _numeric_conversion(float),
     str: _numeric_conversion(str), print: _print, super: _super,
-    locals: _locals, vars: _locals, dir: _dir,
+    locals: _locals, vars: _locals, dir: _dir, copy.deepcopy: deepcopy,
 }
 
 

@@ -16,7 +16,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Sequence
 
-from minidynamo.exc import UNSUPPORTED_OPERATOR, graph_break, raise_observed
+from minidynamo.exc import (
+    UNSUPPORTED_MUTATION,
+    UNSUPPORTED_OPERATOR,
+    graph_break,
+    raise_observed,
+)
 from minidynamo.variables.base import (
     VariableTracker,
     bound_method_getattr,
@@ -186,11 +191,39 @@ class ConstDictVariable(VariableTracker):
         return "ConstDictVariable()"
 
 
+@dataclass(frozen=True, eq=False, repr=False)
+class DictPartVariable(ConstDictVariable):
+    """The entries of an instance of a dict subclass (`UserDefinedDictVariable.contents`):
+    a dict of the builtin base, replayed with that base's own methods so that no
+    override of the subclass runs (`ModelOutput.update` raises)."""
+
+    def __repr__(self) -> str:
+        return f"DictPartVariable({self.dict_class.__name__})"
+
+
+@dataclass(frozen=True, eq=False, repr=False)
+class InstanceDictVariable(ConstDictVariable):
+    """`obj.__dict__` of an object made while tracing: its attributes, to read
+    (`self.__dict__.get(name)`); a write through it is a graph break."""
+
+    def mutated(self, tx: Translator, items: dict[Any, VariableTracker]) -> None:
+        graph_break(UNSUPPORTED_MUTATION, "writing obj.__dict__ of an object made while tracing")
+
+    def __repr__(self) -> str:
+        return "InstanceDictVariable()"
+
+
 def dict_items(tx: Translator, other: VariableTracker) -> dict[Any, VariableTracker]:
     """The entries of a dict tracker, or of a sequence of (key, value) pairs."""
     other = other.realize()
     if isinstance(other, ConstDictVariable):
         return dict(other.items)
+    contents = getattr(other, "contents", None)
+    if isinstance(contents, DictPartVariable):  # a dict subclass, as CPython's dict_merge:
+        if other.python_type().__iter__ is dict.__iter__:  # its entries, directly
+            return dict(tx.output.side_effects.latest(contents).items)
+        keys = other.call_method(tx, "keys", [], {}).unpack_var_sequence(tx)  # or its methods
+        return {as_key(key): other.call_method(tx, "__getitem__", [key], {}) for key in keys}
     pairs = [pair.unpack_var_sequence(tx) for pair in other.unpack_var_sequence(tx)]
     return {as_key(key): value for key, value in pairs}
 

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any, Sequence
 import torch
 
 from minidynamo.exc import GLOBAL_SIDE_EFFECT, UNSUPPORTED_CALL, graph_break
+from minidynamo.trace_rules import IN_GRAPH, SKIP, torch_rule
 from minidynamo.variables.base import KnownFunctionVariable, VariableTracker
 
 if TYPE_CHECKING:
@@ -68,8 +69,17 @@ def _in_graph_function_ids() -> frozenset[int]:
 
 
 def is_torch_function(value: Any) -> bool:
-    """Whether calling `value` should become a `call_function` node."""
+    """Whether calling `value` should become a `call_function` node: as torch.compile's
+    table says (`trace_rules`), or for a function it does not name, the namespace rule."""
+    rule = torch_rule(value)
+    if rule is not None:
+        return rule == IN_GRAPH
     return id(value) in _in_graph_function_ids()
+
+
+def is_skipped_function(value: Any) -> bool:
+    """A torch function that torch.compile's table says it does not trace."""
+    return torch_rule(value) == SKIP
 
 
 @functools.cache
@@ -89,6 +99,8 @@ def tracing_state_functions() -> dict[Any, bool | None]:
         torch._C._get_tracing_state: None,
         torch.fx._symbolic_trace.is_fx_tracing: False,
         torch.onnx.is_in_onnx_export: False,
+        # nn.MultiheadAttention takes its traceable path when this says True
+        torch.nn.modules.activation._is_make_fx_tracing: True,
     }
 
 
@@ -111,6 +123,17 @@ class TracingStateFunctionVariable(KnownFunctionVariable):
         if args or kwargs:
             graph_break(UNSUPPORTED_CALL, f"{self.fn.__name__}() takes no arguments")
         return ConstantVariable(tracing_state_functions()[self.fn])
+
+
+@dataclass(frozen=True, eq=False, repr=False)
+class SkippedFunctionVariable(KnownFunctionVariable):
+    """A torch function torch.compile does not trace (`torch.get_rng_state`): a break."""
+
+    def call_function(
+        self, tx: Translator, args: Sequence[VariableTracker], kwargs: dict[str, VariableTracker]
+    ) -> VariableTracker:
+        name = getattr(self.fn, "__qualname__", repr(self.fn))
+        graph_break(UNSUPPORTED_CALL, f"{name}() is skipped by torch.compile's trace rules")
 
 
 # Calls that would change torch's global state while tracing.

@@ -40,7 +40,7 @@ from minidynamo.exc import (
     raise_observed,
 )
 from minidynamo.sources import AttrSource, Source
-from minidynamo.variables.base import VariableTracker, new_object_id
+from minidynamo.variables.base import KnownFunctionVariable, VariableTracker, new_object_id
 from minidynamo.variables.constant import ConstantVariable, constant
 from minidynamo.variables.lazy import build_lazily
 
@@ -81,14 +81,51 @@ def class_attribute(
             graph_break(UNSUPPORTED_ATTRIBUTE, f"property {name!r} has no Python getter")
         return UserFunctionVariable(attribute.fget).call_function(tx, [obj], {})
     if isinstance(attribute, types.FunctionType):
-        if obj.source is not None:  # the class's function, next time too (`Cls.f = g`)
+        if obj.source is not None and _lookup_static(obj.python_type(), name) is attribute:
+            # the class's function, next time too (`Cls.f = g`); not one reached by super()
             on_class = AttrSource(AttrSource(obj.source, "__class__"), name)
             tx.output.guards.add("ID_MATCH", on_class, attribute)
         return UserMethodVariable(attribute, obj, source=source)
+    if isinstance(attribute, BUILTIN_METHOD_DESCRIPTORS):  # dict.get, object.__setattr__
+        return builtin_method(tx, obj, attribute.__objclass__, name)
     if hasattr(type(attribute), "__get__") and not isinstance(attribute, type):
         what = f"{cls.__name__}.{name} is a {type(attribute).__name__} descriptor"
         graph_break(UNSUPPORTED_ATTRIBUTE, what)
     return VariableBuilder(tx.output, source)(attribute)
+
+
+# Methods of C types, found on a subclass (`dict.get` on a dict subclass): binding one
+# to an object runs no Python code; what calling it does depends on the object.
+BUILTIN_METHOD_DESCRIPTORS = (types.MethodDescriptorType, types.WrapperDescriptorType)
+
+
+def builtin_method(
+    tx: Translator, obj: VariableTracker, owner: type, name: str
+) -> VariableTracker:
+    """`owner.name` bound to `obj`, where `owner` is a builtin type in obj's MRO and its
+    C method is the one found (the subclass did not override it, or `super()` / an
+    unbound `dict.__setitem__(obj, ...)` skipped the override):
+
+    - object's `__getattribute__` / `__setattr__`: the generic lookup or store
+    - a method of the builtin container a subclass extends: the container part's
+    - a method of a builtin value's own type (`str.join`): the value's method."""
+    from minidynamo.variables.misc import GetAttrVariable
+
+    obj = tx.output.side_effects.latest(obj.realize())
+    if owner is object and name in GenericAttributeVariable.NAMES and isinstance(
+        obj, UserDefinedObjectVariable
+    ):
+        return GenericAttributeVariable(obj, name)
+    if owner is object and name == "__init__":
+        from minidynamo import polyfills
+        from minidynamo.variables.functions import UserMethodVariable
+
+        return UserMethodVariable(polyfills.object_init, obj)
+    if isinstance(obj, UserDefinedDictVariable) and issubclass(obj.contents.dict_class, owner):
+        return GetAttrVariable(tx.output.side_effects.latest(obj.contents), name)
+    if not isinstance(obj, UserDefinedObjectVariable) and issubclass(obj.python_type(), owner):
+        return GetAttrVariable(obj, name)
+    graph_break(UNSUPPORTED_ATTRIBUTE, f"{owner.__name__}.{name} of {obj}")
 
 
 def object_attribute(
@@ -136,7 +173,11 @@ def builtin_data_descriptor(
 
     if attribute is CLASS_DESCRIPTOR:
         return VariableBuilder(tx.output, source)(cls)
-    if name == "__dict__" and (value is None or getattr(obj, "attributes", None)):
+    if name == "__dict__" and value is None:  # all its attributes are in the tracker
+        from minidynamo.variables.dicts import InstanceDictVariable
+
+        return InstanceDictVariable(dict(getattr(obj, "attributes", {})))
+    if name == "__dict__" and getattr(obj, "attributes", None):
         # its attributes written while tracing live in the tracker, not in that dict
         graph_break(UNSUPPORTED_ATTRIBUTE, f"reading {cls.__name__}.__dict__ after writing "
                     "its attributes while tracing")
@@ -186,7 +227,7 @@ class UserDefinedClassVariable(VariableTracker):
         elif isinstance(attribute, classmethod):
             return UserMethodVariable(attribute.__func__, self)
         elif hasattr(type(attribute), "__get__") and not isinstance(
-            attribute, (types.FunctionType, type)
+            attribute, (types.FunctionType, type, *BUILTIN_METHOD_DESCRIPTORS)
         ):
             graph_break(UNSUPPORTED_ATTRIBUTE, f"{self.cls.__name__}.{name} is a descriptor")
         source = AttrSource(self.source, name) if self.source else None
@@ -248,16 +289,36 @@ def _construct_dict(
     return ConstDictVariable(items, dict_class, factory, object_id=new_object_id())
 
 
+# The builtin dicts a user class may extend and still be made while tracing (most
+# derived first: an OrderedDict subclass's dict part is an OrderedDict).
+DICT_BASES = (collections.OrderedDict, dict)
+
+
+def dict_base(cls: type) -> type | None:
+    """The builtin dict type `cls` extends, if any."""
+    return next((base for base in DICT_BASES if issubclass(cls, base)), None)
+
+
+def is_dict_subclass_instance(value: Any) -> bool:
+    """An instance of a user subclass of dict or OrderedDict (not of defaultdict)."""
+    return (isinstance(value, dict) and dict_base(type(value)) is not type(value)
+            and not isinstance(value, collections.defaultdict))
+
+
 def _is_plain_class(cls: type) -> bool:
-    """A class whose instances we can make symbolically: object.__new__ and a Python
-    __init__, called by `type.__call__` (a metaclass such as ABCMeta that does not
-    override `__call__` is fine; slots are kept in the tracker's attributes)."""
+    """A class whose instances we can make symbolically: `type.__call__` (a metaclass
+    such as ABCMeta that does not override `__call__` is fine), `object.__new__` (or
+    `dict.__new__` for a dict subclass), an `__init__` and a `__setattr__` that are
+    Python functions or the builtin ones. Slots are kept in the tracker's attributes."""
+    base = dict_base(cls) or object
     return (
         type(cls).__call__ is type.__call__
-        and cls.__new__ is object.__new__
-        and not issubclass(cls, (torch.nn.Module, torch.Tensor, BaseException))
-        and (cls.__init__ is object.__init__ or isinstance(cls.__init__, types.FunctionType))
-        and cls.__setattr__ is object.__setattr__
+        and cls.__new__ is base.__new__
+        and not issubclass(
+            cls, (torch.nn.Module, torch.Tensor, BaseException, collections.defaultdict))
+        and (cls.__init__ is base.__init__ or isinstance(cls.__init__, types.FunctionType))
+        and (cls.__setattr__ is object.__setattr__
+             or isinstance(cls.__setattr__, types.FunctionType))
     )
 
 
@@ -267,14 +328,24 @@ def _construct(
     args: Sequence[VariableTracker],
     kwargs: dict[str, VariableTracker],
 ) -> VariableTracker:
-    """`cls(*args)`: a new object tracker, then its `__init__` inlined."""
+    """`cls(*args)`: a new object tracker, then its `__init__` inlined (a dict
+    subclass's builtin `__init__` fills its dict part, as `dict.update`)."""
+    from minidynamo.variables.dicts import DictPartVariable
     from minidynamo.variables.functions import UserFunctionVariable
 
     cls = class_variable.cls
-    obj = UserDefinedObjectVariable(None, cls, object_id=new_object_id())
+    base = dict_base(cls)
+    if base is None:
+        obj = UserDefinedObjectVariable(None, cls, object_id=new_object_id())
+    else:
+        contents = DictPartVariable({}, base, object_id=new_object_id())
+        tx.output.side_effects.track_new(contents)
+        obj = UserDefinedDictVariable(None, cls, contents=contents, object_id=new_object_id())
     tx.output.side_effects.track_new(obj)
-    if cls.__init__ is not object.__init__:
+    if isinstance(cls.__init__, types.FunctionType):
         UserFunctionVariable(cls.__init__).call_function(tx, [obj, *args], kwargs)
+    elif base is not None:
+        builtin_method(tx, obj, base, "update").call_function(tx, args, kwargs)
     elif args or kwargs:
         raise_observed(TypeError, f"{cls.__name__}() takes no arguments")
     return tx.output.side_effects.latest(obj)
@@ -319,7 +390,21 @@ class UserDefinedObjectVariable(VariableTracker):
     ) -> VariableTracker:
         if name == "__setattr__" and self.cls.__setattr__ is object.__setattr__:
             return self.generic_setattr(tx, args[0].as_python_constant(), args[1])
+        if name == "__delattr__" and self.cls.__delattr__ is object.__delattr__:
+            return self.generic_delattr(tx, args[0].as_python_constant())
         return self.var_getattr(tx, name).call_function(tx, args, kwargs)
+
+    def generic_delattr(self, tx: Translator, name: str) -> VariableTracker:
+        """`object.__delattr__(obj, name)` on an object made while tracing: a new version
+        without the attribute. Deleting one of an existing object is a graph break."""
+        if self.value is not None:
+            graph_break(UNSUPPORTED_ATTRIBUTE, f"deleting {self.cls.__name__}.{name} of an "
+                        "object from outside the frame")
+        if name not in self.attributes:
+            raise_observed(AttributeError, f"{name!r}")
+        remaining = {key: value for key, value in self.attributes.items() if key != name}
+        tx.output.side_effects.mutate(self.clone(attributes=remaining))
+        return ConstantVariable(None)
 
     def generic_setattr(self, tx: Translator, name: str, value: VariableTracker) -> VariableTracker:
         """`object.__setattr__(obj, name, value)`: a new version with the attribute."""
@@ -353,6 +438,65 @@ class UserDefinedObjectVariable(VariableTracker):
 
 
 @dataclass(frozen=True, eq=False, repr=False)
+class UserDefinedDictVariable(UserDefinedObjectVariable):
+    """An instance of a user subclass of dict or OrderedDict made while tracing (the
+    `ModelOutput` pattern of transformers: an OrderedDict subclass that is also a
+    dataclass). It is two things at once: an object with attributes, and a dict whose
+    entries live in `contents`, a dict tracker of the builtin base with its own versions.
+    Methods the subclass does not override (`get`, `keys`, `__setitem__` reached by
+    `super()`) are the dict part's; the rest is inlined as for any user object."""
+
+    contents: Any = None  # a DictPartVariable (its newest version: side_effects.latest)
+    children_fields = ("attributes", "contents")
+
+    def get_iterator(self, tx: Translator) -> VariableTracker:
+        if _lookup_static(self.cls, "__iter__") is _lookup_static(dict, "__iter__"):
+            return tx.output.side_effects.latest(self.contents).get_iterator(tx)
+        return super().get_iterator(tx)
+
+    def reconstruct(self, codegen: PyCodegen) -> None:
+        """`rebuild_dict_subclass(cls, {entries}, {attributes})`: the builtin dict's own
+        `__new__` and `__setitem__` and `object.__setattr__`, so no override of the
+        subclass runs again (`ModelOutput.__setitem__` would write attributes too)."""
+        codegen.load_callable(rebuild_dict_subclass)
+        codegen.load_object(self.cls)
+        for mapping in (self.contents.items, self.attributes):
+            for key, value in mapping.items():
+                codegen.load_const(key)
+                codegen(value)
+            codegen.append("BUILD_MAP", arg=len(mapping))
+        codegen.call_function(3)
+
+    def __repr__(self) -> str:
+        return f"UserDefinedDictVariable({self.cls.__name__})"
+
+
+def rebuild_dict_subclass(cls: type, entries: dict, attributes: dict) -> Any:
+    """Runs in generated code: an instance of a dict subclass made while tracing."""
+    base = dict_base(cls)
+    obj = base.__new__(cls)
+    for key, value in entries.items():
+        base.__setitem__(obj, key, value)
+    for name, value in attributes.items():
+        object.__setattr__(obj, name, value)
+    return obj
+
+
+@dataclass(frozen=True, eq=False, repr=False)
+class MethodDescriptorVariable(KnownFunctionVariable):
+    """A C type's method read off its class, called unbound: `dict.__setitem__(d, k, v)`,
+    `object.__setattr__(self, name, value)`, `str.join(sep, parts)`."""
+
+    def call_function(
+        self, tx: Translator, args: Sequence[VariableTracker], kwargs: dict[str, VariableTracker]
+    ) -> VariableTracker:
+        if not args:
+            raise_observed(TypeError, f"unbound method {self.fn.__qualname__}() needs an argument")
+        method = builtin_method(tx, args[0], self.fn.__objclass__, self.fn.__name__)
+        return method.call_function(tx, args[1:], kwargs)
+
+
+@dataclass(frozen=True, eq=False, repr=False)
 class SuperVariable(VariableTracker):
     """`super()`: attribute lookup that starts after `owner` in the object's MRO."""
 
@@ -361,17 +505,9 @@ class SuperVariable(VariableTracker):
     children_fields = ("obj",)
 
     def var_getattr(self, tx: Translator, name: str) -> VariableTracker:
-        from minidynamo import polyfills
-
         mro = self.obj.python_type().__mro__
         for klass in mro[mro.index(self.owner) + 1:]:
             if name in vars(klass):
-                if klass is object and name == "__init__":
-                    from minidynamo.variables.functions import UserMethodVariable
-
-                    return UserMethodVariable(polyfills.object_init, self.obj)
-                if klass is object and name in GenericAttributeVariable.NAMES:
-                    return GenericAttributeVariable(self.obj, name)
                 return class_attribute(tx, self.obj, klass, name, vars(klass)[name], None)
         raise_observed(AttributeError, f"'super' object has no attribute {name!r}")
 
