@@ -16,7 +16,7 @@ Compare with TorchDynamo: `torch/_dynamo/polyfills/builtins.py` and
 
 from __future__ import annotations
 
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterable, Iterator
 
 _MISSING = object()
 
@@ -57,6 +57,70 @@ def all(iterable: Iterable[Any], /) -> bool:  # noqa: A001
         if not element:
             return False
     return True
+
+
+def count_elements(mapping: Any, iterable: Iterable[Any], /) -> None:
+    """collections._count_elements, which `Counter.update` calls: count into `mapping`."""
+    get = mapping.get
+    for element in iterable:
+        mapping[element] = get(element, 0) + 1
+
+
+def chain(*iterables: Iterable[Any]) -> Iterator[Any]:
+    """itertools.chain: the items of each iterable in turn."""
+    for iterable in iterables:
+        yield from iterable
+
+
+def islice(iterable: Iterable[Any], /, *bounds: Any) -> Iterator[Any]:
+    """itertools.islice(iterable, stop) or (iterable, start, stop[, step])."""
+    bounds_slice = slice(*bounds)
+    start = 0 if bounds_slice.start is None else bounds_slice.start
+    step = 1 if bounds_slice.step is None else bounds_slice.step
+    stop = bounds_slice.stop
+    for index, element in enumerate(iterable):
+        if stop is not None and index >= stop:
+            return
+        if index >= start and (index - start) % step == 0:
+            yield element
+
+
+def accumulate(iterable: Iterable[Any], func: Callable[[Any, Any], Any] | None = None, *,
+               initial: Any = None) -> Iterator[Any]:
+    """itertools.accumulate: running totals (or running `func`), `initial` first."""
+    it = iter(iterable)
+    total = initial
+    if initial is None:
+        for total in it:
+            break
+        else:
+            return
+    yield total
+    for element in it:
+        total = total + element if func is None else func(total, element)
+        yield total
+
+
+def product(*iterables: Iterable[Any], repeat: int = 1) -> Iterator[tuple]:
+    """itertools.product: the cartesian product, the last iterable varying fastest; the
+    iterables are read when it is called, as itertools reads them."""
+    pools = [tuple(pool) for pool in iterables] * repeat
+    results = [()]
+    for pool in pools:
+        results = [result + (element,) for result in results for element in pool]
+    return iter(results)
+
+
+def combinations(iterable: Iterable[Any], r: int) -> Iterator[tuple]:
+    """itertools.combinations: the r-length tuples of items, in order, without repeats."""
+    if r < 0:
+        raise ValueError("r must be non-negative")
+    pool = tuple(iterable)
+    chosen_indices = [()]
+    for _ in range(r):
+        chosen_indices = [chosen + (index,) for chosen in chosen_indices
+                          for index in range(chosen[-1] + 1 if chosen else 0, len(pool))]
+    return iter([tuple(pool[index] for index in chosen) for chosen in chosen_indices])
 
 
 def object_init(self: Any, /) -> None:

@@ -23,6 +23,7 @@ from __future__ import annotations
 import collections
 import copy
 import functools
+import itertools
 import operator
 import sys
 import types
@@ -35,6 +36,7 @@ from minidynamo.exc import DATA_DEPENDENT_BRANCH, DATA_DEPENDENT_VALUE, EXCEPTIO
 from minidynamo.variables.base import KnownFunctionVariable, VariableTracker, call_checked, constant_values, method_handler_name, new_object_id
 from minidynamo.variables.constant import ConstantVariable, constant, fold, fold_value
 from minidynamo.variables.deepcopy import deepcopy
+from minidynamo.variables.functions import partial
 from minidynamo.variables.dicts import ConstDictVariable, as_key, dict_items, set_from_values
 from minidynamo.variables.iterators import ListIteratorVariable
 from minidynamo.variables.lists import BaseListVariable, ListVariable, RangeVariable, SliceVariable, TupleVariable, sorted_items

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import collections
 import contextlib
+import functools
 import types
 from typing import TYPE_CHECKING, Any, Callable
 import torch
@@ -36,7 +37,7 @@ from minidynamo.variables.constant import ConstantVariable, is_constant_value
 from minidynamo.variables.ctx_manager import GradModeClassVariable, GradModeVariable, is_grad_mode_class, is_grad_mode_object
 from minidynamo.variables.dicts import ConstDictVariable, DictPartVariable, SetVariable
 from minidynamo.variables.exceptions import ExceptionClassVariable, is_exception_class
-from minidynamo.variables.functions import CellVariable, UserFunctionVariable, UserMethodVariable
+from minidynamo.variables.functions import CellVariable, PartialVariable, UserFunctionVariable, UserMethodVariable
 from minidynamo.variables.frozen import FrozenFunctionVariable, is_frozen_function
 from minidynamo.variables.lazy import LazyVariableTracker, build_lazily
 from minidynamo.variables.lists import ListVariable, NamedTupleVariable, RangeVariable, SizeVariable, TupleVariable

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import collections
 import contextlib
+import functools
 import types
 from typing import TYPE_CHECKING, Any, Callable
 
@@ -57,7 +58,12 @@ from minidynamo.variables.ctx_manager import (
 )
 from minidynamo.variables.dicts import ConstDictVariable, DictPartVariable, SetVariable
 from minidynamo.variables.exceptions import ExceptionClassVariable, is_exception_class
-from minidynamo.variables.functions import CellVariable, UserFunctionVariable, UserMethodVariable
+from minidynamo.variables.functions import (
+    CellVariable,
+    PartialVariable,
+    UserFunctionVariable,
+    UserMethodVariable,
+)
 from minidynamo.variables.frozen import FrozenFunctionVariable, is_frozen_function
 from minidynamo.variables.lazy import LazyVariableTracker, build_lazily
 from minidynamo.variables.lists import (
@@ -92,6 +98,7 @@ if TYPE_CHECKING:
 
 
 DICT_CLASSES = (dict, collections.OrderedDict, collections.defaultdict)
+LRU_CACHE_WRAPPER = type(functools.lru_cache(lambda: None))
 
 
 def is_compiled_function(value: Any) -> bool:
@@ -317,6 +324,22 @@ class VariableBuilder:
         source = AttrSource(self.source, "_minidynamo_original") if self.source else None
         return UserFunctionVariable(value._minidynamo_original, source=source)
 
+    def wrap_partial(self, value: functools.partial) -> VariableTracker:
+        """`functools.partial(f, 2, scale=3)` made outside: its parts, each from its source."""
+        self.guard("TYPE_MATCH", value)
+        func, args, keywords = (
+            VariableBuilder(self.output, AttrSource(self.source, name) if self.source else None)(
+                getattr(value, name)).realize()
+            for name in ("func", "args", "keywords"))
+        return PartialVariable(func, tuple(args.items), dict(keywords.items), source=self.source)
+
+    def wrap_lru_cache_wrapper(self, value: Any) -> VariableTracker:
+        """A `functools.lru_cache` function: its `__wrapped__` function is traced (the
+        cache is not consulted while tracing, as under torch.compile)."""
+        self.guard("TYPE_MATCH", value)
+        source = AttrSource(self.source, "__wrapped__") if self.source else None
+        return VariableBuilder(self.output, source)(value.__wrapped__)
+
     def wrap_method(self, value: types.MethodType) -> VariableTracker:
         owner_source = AttrSource(self.source, "__self__") if self.source else None
         owner = VariableBuilder(self.output, owner_source)(value.__self__)
@@ -367,6 +390,8 @@ class VariableBuilder:
         (is_contextmanager_function, by_name("wrap_contextmanager_function")),
         (lambda v: isinstance(v, types.FunctionType), by_name("wrap_function")),
         (lambda v: isinstance(v, types.MethodType), by_name("wrap_method")),
+        (lambda v: type(v) is functools.partial, by_name("wrap_partial")),
+        (lambda v: type(v) is LRU_CACHE_WRAPPER, by_name("wrap_lru_cache_wrapper")),
         (lambda v: isinstance(v, types.ModuleType), by_name("wrap_python_module")),
         (lambda v: isinstance(v, type), by_name("wrap_class")),
         (lambda v: isinstance(v, types.CellType), by_name("wrap_cell")),

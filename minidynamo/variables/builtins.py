@@ -24,6 +24,7 @@ from __future__ import annotations
 import collections
 import copy
 import functools
+import itertools
 import operator
 import sys
 import types
@@ -55,6 +56,7 @@ from minidynamo.variables.base import (
 )
 from minidynamo.variables.constant import ConstantVariable, constant, fold, fold_value
 from minidynamo.variables.deepcopy import deepcopy
+from minidynamo.variables.functions import partial
 from minidynamo.variables.dicts import ConstDictVariable, as_key, dict_items, set_from_values
 from minidynamo.variables.iterators import ListIteratorVariable
 from minidynamo.variables.lists import (
@@ -120,7 +122,10 @@ REFLECTED_COMPARISONS = {
 POLYFILLS: dict[Callable[..., Any], Callable[..., Any]] = {
     sum: polyfills.sum, any: polyfills.any, all: polyfills.all,
     functools.reduce: polyfills.reduce, operator.itemgetter: polyfills.itemgetter,
-    operator.attrgetter: polyfills.attrgetter,
+    operator.attrgetter: polyfills.attrgetter, collections._count_elements: polyfills.count_elements,
+    itertools.chain: polyfills.chain, itertools.islice: polyfills.islice,
+    itertools.accumulate: polyfills.accumulate, itertools.product: polyfills.product,
+    itertools.combinations: polyfills.combinations,
 }
 
 # pure builtins that may run at trace time on constant arguments
@@ -552,6 +557,7 @@ BUILTIN_HANDLERS: dict[Callable[..., Any], Callable[..., VariableTracker]] = {
     int: _numeric_conversion(int), float: _numeric_conversion(float),
     str: _numeric_conversion(str), print: _print, super: _super,
     locals: _locals, vars: _locals, dir: _dir, copy.deepcopy: deepcopy,
+    functools.partial: partial,
 }
 
 

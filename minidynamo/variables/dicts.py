@@ -140,6 +140,12 @@ class ConstDictVariable(VariableTracker):
 
     # -- writing ---------------------------------------------------------------
 
+    def dunder_init(
+        self, tx: Translator, other: VariableTracker | None = None, **kwargs: VariableTracker
+    ) -> VariableTracker:
+        """`dict.__init__(d, ...)` (a subclass's `super().__init__(pairs)`): as `update`."""
+        return self.method_update(tx, other, **kwargs)
+
     def dunder_setitem(
         self, tx: Translator, key: VariableTracker, value: VariableTracker
     ) -> VariableTracker:
@@ -257,6 +263,19 @@ class DictViewVariable(VariableTracker):
             return self.dict_variable.dunder_contains(tx, value)
         return ListVariable(tuple(self.unpack_var_sequence(tx))).dunder_contains(tx, value)
 
+    def dunder_eq(self, tx: Translator, other: VariableTracker) -> VariableTracker:
+        """`d.keys() == {"a", "b"}`: a keys view compares as the set of its keys, here on
+        a real view of the same keys, so every kind of right operand compares as in Python."""
+        return ConstantVariable(self._real_keys(tx) == _view_operand(tx, other))
+
+    def dunder_ne(self, tx: Translator, other: VariableTracker) -> VariableTracker:
+        return ConstantVariable(self._real_keys(tx) != _view_operand(tx, other))
+
+    def _real_keys(self, tx: Translator) -> Any:
+        if self.kind != "keys":
+            graph_break(UNSUPPORTED_OPERATOR, f"comparing a dict's {self.kind}() view")
+        return dict.fromkeys(tx.output.side_effects.latest(self.dict_variable).items).keys()
+
     def reconstruct(self, codegen: PyCodegen) -> None:
         codegen(self.dict_variable)
         codegen.append("LOAD_METHOD", argval=self.kind)
@@ -264,6 +283,16 @@ class DictViewVariable(VariableTracker):
 
     def __repr__(self) -> str:
         return f"DictViewVariable({self.kind})"
+
+
+def _view_operand(tx: Translator, other: VariableTracker) -> Any:
+    """The Python value a keys view is compared with: another keys view, or a constant."""
+    other = other.realize()
+    if isinstance(other, DictViewVariable):
+        return other._real_keys(tx)
+    if not other.is_python_constant():
+        graph_break(UNSUPPORTED_OPERATOR, f"comparing a dict's keys with {other}")
+    return other.as_python_constant()
 
 
 # Set methods that make a new value without changing the set: run on real sets of constants.

@@ -7,7 +7,8 @@ is a `FrozenObjectVariable`: attributes are read off the real object, methods ar
 called on it with constant arguments, and what comes back is wrapped in turn
 (constants as constants, `Parameter`s and the `parameters` mapping as frozen
 objects). TorchDynamo has the same rule for the same function
-(`variables/functions.py`, `InspectSignatureVariable`).
+(`variables/functions.py`, `InspectSignatureVariable`). `torch.finfo(dtype)` and
+`torch.iinfo(dtype)` are answered the same way (a dtype's limits never change).
 """
 
 from __future__ import annotations
@@ -16,6 +17,8 @@ import inspect
 import types
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Sequence
+
+import torch
 
 from minidynamo.exc import UNSUPPORTED_CALL, graph_break, raise_observed
 from minidynamo.variables.base import KnownFunctionVariable, VariableTracker, constant_values
@@ -27,7 +30,7 @@ if TYPE_CHECKING:
 
 # Objects that never change once made, safe to read and call at trace time.
 FROZEN_TYPES = (inspect.Signature, inspect.Parameter, types.MappingProxyType,
-                type(inspect.Parameter.empty))
+                type(inspect.Parameter.empty), torch.finfo, torch.iinfo)
 
 
 def frozen(value: Any) -> VariableTracker:
@@ -59,13 +62,26 @@ def _signature(tx: Translator, target: VariableTracker, **options: VariableTrack
     return fold_value(inspect.signature, [fn], dict(zip(options, settings)))
 
 
+def _on_constants(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """`fn` called at trace time on constant arguments: `torch.finfo(x.dtype)`."""
+    def call(tx: Translator, *args: VariableTracker, **kwargs: VariableTracker) -> Any:
+        values = constant_values([*args, *kwargs.values()])
+        if values is None:
+            graph_break(UNSUPPORTED_CALL, f"{fn.__name__}() of values that are not constants")
+        return fold_value(fn, values[: len(args)], dict(zip(kwargs, values[len(args):])))
+
+    return call
+
+
 FROZEN_FUNCTIONS: dict[Callable[..., Any], Callable[..., Any]] = {
     inspect.signature: _signature,
+    torch.finfo: _on_constants(torch.finfo),  # a dtype's limits: eps, min, max, bits ...
+    torch.iinfo: _on_constants(torch.iinfo),
 }
 
 
 def is_frozen_function(value: Any) -> bool:
-    return isinstance(value, types.FunctionType) and value in FROZEN_FUNCTIONS
+    return isinstance(value, (types.FunctionType, type)) and value in FROZEN_FUNCTIONS
 
 
 @dataclass(frozen=True, eq=False, repr=False)

@@ -22,6 +22,8 @@ and the cell handling in `side_effects.py`.
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 import inspect
 import types
 from dataclasses import dataclass, field
@@ -293,3 +295,64 @@ class CellVariable(VariableTracker):
         else:
             codegen(self.contents)
             codegen.call_function(1)
+
+
+@dataclass(frozen=True, eq=False, repr=False)
+class PartialVariable(VariableTracker):
+    """`functools.partial(func, *args, **keywords)`: calling it calls `func` with the
+    stored arguments first (and the stored keywords, overridden by the call's)."""
+
+    func: VariableTracker
+    args: tuple[VariableTracker, ...] = ()
+    keywords: dict[str, VariableTracker] = dataclasses.field(default_factory=dict)
+    children_fields = ("func", "args", "keywords")
+
+    def python_type(self) -> type:
+        return functools.partial
+
+    def call_function(
+        self, tx: Translator, args: Sequence[VariableTracker], kwargs: dict[str, VariableTracker]
+    ) -> VariableTracker:
+        return self.func.call_function(tx, [*self.args, *args], {**self.keywords, **kwargs})
+
+    def var_getattr(self, tx: Translator, name: str) -> VariableTracker:
+        from minidynamo.variables.dicts import ConstDictVariable
+        from minidynamo.variables.lists import TupleVariable
+
+        if name == "func":
+            return self.func
+        if name == "args":
+            return TupleVariable(self.args)
+        if name == "keywords":
+            return ConstDictVariable(dict(self.keywords), object_id=new_object_id())
+        return super().var_getattr(tx, name)
+
+    def reconstruct(self, codegen: PyCodegen) -> None:
+        """`functools.partial(func, *args, **keywords)`, through `make_partial`."""
+        codegen.load_callable(make_partial)
+        codegen(self.func)
+        for value in self.args:
+            codegen(value)
+        codegen.append("BUILD_TUPLE", arg=len(self.args))
+        for name, value in self.keywords.items():
+            codegen.load_const(name)
+            codegen(value)
+        codegen.append("BUILD_MAP", arg=len(self.keywords))
+        codegen.call_function(3)
+
+    def __repr__(self) -> str:
+        return f"PartialVariable({self.func!r})"
+
+
+def make_partial(func: Callable[..., Any], args: tuple, keywords: dict[str, Any]) -> Any:
+    """Runs in generated code: the partial a PartialVariable stands for."""
+    return functools.partial(func, *args, **keywords)
+
+
+def partial(tx: Translator, func: VariableTracker, *args: VariableTracker,
+            **keywords: VariableTracker) -> VariableTracker:
+    """`functools.partial(...)` called while tracing (a partial of a partial is flattened,
+    as functools does)."""
+    if isinstance(func, PartialVariable):
+        return PartialVariable(func.func, (*func.args, *args), {**func.keywords, **keywords})
+    return PartialVariable(func, tuple(args), dict(keywords))

@@ -41,8 +41,13 @@ if TYPE_CHECKING:
 # Attributes answered from the FakeTensor's metadata, as constants.
 CONSTANT_ATTRIBUTES = frozenset({
     "dtype", "device", "ndim", "shape", "layout", "requires_grad", "is_cuda",
-    "is_cpu", "is_sparse", "is_quantized", "is_meta", "is_leaf", "is_nested",
-    "is_complex", "itemsize",
+    "is_cpu", "is_sparse", "is_quantized", "is_meta", "is_leaf", "is_nested", "itemsize",
+})
+
+# Methods whose answer is the FakeTensor's metadata: folded to constants, no node.
+CONSTANT_METHODS = frozenset({
+    "dim", "ndimension", "is_complex", "is_floating_point", "is_signed", "is_contiguous",
+    "element_size", "get_device", "is_inference", "has_names",
 })
 
 # Attributes that are tensors themselves: a `getattr` node, like `l_x_.T`.
@@ -103,6 +108,10 @@ class TensorVariable(VariableTracker):
     ) -> VariableTracker:
         if name in DATA_DEPENDENT_METHODS:
             graph_break(DATA_DEPENDENT_VALUE, f"Tensor.{name}() needs the tensor's data")
+        if name in CONSTANT_METHODS and all(arg.is_python_constant() for arg in args):
+            values = [arg.as_python_constant() for arg in args]
+            keywords = {key: value.as_python_constant() for key, value in kwargs.items()}
+            return constant(getattr(self.example_value, name)(*values, **keywords))
         if name in ("size", "stride") and not kwargs and len(args) <= 1:
             sizes = self.sizes(tx, name)
             return sizes.call_method(tx, "__getitem__", args, {}) if args else sizes

@@ -52,6 +52,8 @@ _MISSING = object()
 
 # Attributes every class has (from `type`), known constants: `type(obj).__name__`.
 CLASS_CONSTANT_ATTRIBUTES = frozenset({"__name__", "__qualname__", "__module__", "__doc__"})
+# ... and the classes around it: `type(x).__mro__`, `cls.__bases__`
+CLASS_HIERARCHY_ATTRIBUTES = frozenset({"__mro__", "__bases__", "__base__"})
 
 
 def is_data_descriptor(attribute: Any) -> bool:
@@ -218,6 +220,8 @@ class UserDefinedClassVariable(VariableTracker):
 
         if name in CLASS_CONSTANT_ATTRIBUTES:
             return constant(getattr(self.cls, name))
+        if name in CLASS_HIERARCHY_ATTRIBUTES:  # classes, known by identity like this one
+            return VariableBuilder(tx.output, None)(getattr(self.cls, name))
         attribute = _lookup_static(self.cls, name)
         if attribute is _MISSING:
             raise_observed(AttributeError,
@@ -448,6 +452,24 @@ class UserDefinedDictVariable(UserDefinedObjectVariable):
 
     contents: Any = None  # a DictPartVariable (its newest version: side_effects.latest)
     children_fields = ("attributes", "contents")
+
+    def call_method(
+        self,
+        tx: Translator,
+        name: str,
+        args: Sequence[VariableTracker],
+        kwargs: dict[str, VariableTracker],
+    ) -> VariableTracker:
+        """dict's own `d[key]` calls the subclass's `__missing__` for a missing key
+        (`Counter`: 0); everything else as for any object."""
+        if (name == "__getitem__" and len(args) == 1 and self.cls.__getitem__ is dict.__getitem__
+                and _lookup_static(self.cls, "__missing__") is not _MISSING):
+            from minidynamo.variables.dicts import as_key
+
+            contents = tx.output.side_effects.latest(self.contents)
+            if as_key(args[0]) not in contents.items:
+                return super().call_method(tx, "__missing__", args, {})
+        return super().call_method(tx, name, args, kwargs)
 
     def get_iterator(self, tx: Translator) -> VariableTracker:
         if _lookup_static(self.cls, "__iter__") is _lookup_static(dict, "__iter__"):

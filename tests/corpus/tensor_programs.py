@@ -16,7 +16,11 @@ from __future__ import annotations
 
 import collections
 import collections.abc
+import copy
+import dataclasses
+import functools
 import inspect
+import itertools
 import math
 
 import torch
@@ -1587,3 +1591,294 @@ def attribute_of_a_function_made_while_tracing(x):
     tagged = lambda: 1  # noqa: E731
     tagged.foo = 17
     return x + tagged.foo, hasattr(tagged, "foo"), hasattr(tagged, "bar"), tagged.__name__
+
+
+## Subclasses of dict and OrderedDict (transformers' ModelOutput) ########################
+
+
+class Table(dict):
+    """A dict subclass that adds nothing: every method is dict's."""
+
+
+class Scores(dict):
+    """A dict subclass whose lookups go through its own `__getitem__` and `get`."""
+
+    def __getitem__(self, key):
+        return super().__getitem__(key) * 2
+
+    def get(self, key, default=None):
+        return self[key] if key in self else default
+
+
+class Output(collections.OrderedDict):
+    """transformers' ModelOutput: an OrderedDict subclass that is also a dataclass; its
+    non-None fields are both attributes and entries, it indexes by name or position."""
+
+    def __post_init__(self):
+        for field in dataclasses.fields(self):
+            value = getattr(self, field.name)
+            if value is not None:
+                self[field.name] = value
+
+    def __setitem__(self, key, value):
+        super().__setitem__(key, value)
+        super().__setattr__(key, value)
+
+    def __setattr__(self, name, value):
+        if name in {field.name for field in dataclasses.fields(self)} and value is not None:
+            super().__setitem__(name, value)
+        super().__setattr__(name, value)
+
+    def __getitem__(self, key):
+        if isinstance(key, str):
+            return dict(self.items())[key]
+        return self.to_tuple()[key]
+
+    def to_tuple(self):
+        return tuple(self[key] for key in self.keys())
+
+    def update(self, *args, **kwargs):
+        raise RuntimeError("an Output is not updated in place")
+
+
+@dataclasses.dataclass
+class LayerOutput(Output):
+    hidden: torch.Tensor = None
+    attention: torch.Tensor | None = None
+    states: tuple | None = None
+
+
+@case(t(3))
+def dict_subclass_made_while_tracing(x):
+    registry = Table(scale=2, bias=x)
+    registry["shift"] = x + 1
+    return registry["bias"] * registry.get("scale") + registry["shift"], len(registry), \
+        sorted(registry), "shift" in registry
+
+
+@case(t(3))
+def dict_subclass_returned(x):
+    registry = Table(a=x * 2)
+    registry.setdefault("b", x + 1)
+    return registry
+
+
+@case(t(3))
+def dict_subclass_with_its_own_getitem(x):
+    scores = Scores(a=x, b=x + 1)
+    return scores["a"] + scores.get("b") + (scores.get("c") is None)
+
+
+@case(t(3))
+def dict_subclass_iterated(x):
+    registry = Table(a=x, b=x * 3)
+    total = x * 0
+    for key in registry:
+        total = total + registry[key]
+    for key, value in registry.items():
+        total = total + value
+    return total, list(registry.keys()), dict(registry)
+
+
+@case(t(3))
+def model_output_made_and_read(x):
+    out = LayerOutput(hidden=x.sin(), states=(x, x * 2))
+    return out.hidden + out["hidden"] + out[0], len(out), list(out.keys()), out.attention
+
+
+@case(t(3))
+def model_output_returned(x):
+    return LayerOutput(hidden=x + 1, attention=x * 2)
+
+
+@case(t(3))
+def model_output_to_tuple(x):
+    first, second = LayerOutput(hidden=x.cos(), attention=x).to_tuple()
+    return first * second
+
+
+@case(t(3))
+def model_output_attribute_set_later(x):
+    out = LayerOutput(hidden=x)
+    out.attention = x * 3
+    return out, out["attention"], isinstance(out, dict)
+
+
+@case(t(3), Table(a=1.5, b=2))
+def dict_subclass_argument_read(x, registry):
+    return x * registry["a"] + registry.get("b") + len(registry), "a" in registry
+
+
+@case(t(3), Table(a=1.5))
+def dict_subclass_argument_written(x, registry):
+    registry["b"] = x * 2
+    del registry["a"]
+    return x + 1
+
+
+@case(t(3))
+def builtin_methods_called_unbound(x):
+    registry = Table()
+    dict.__setitem__(registry, "k", x)
+    object.__setattr__(registry, "tag", 3)
+    return dict.get(registry, "k") * registry.tag, str.join("-", ["a", "b"])
+
+
+## copy.deepcopy #########################################################################
+
+
+class Settings:
+    """A plain configuration object, copied before it is changed (transformers' caches)."""
+
+    def __init__(self):
+        self.layers = 2
+        self.names = ["q", "k"]
+        self.sizes = {"hidden": 4, "heads": (2, 2)}
+        self.same_names = self.names
+
+
+SETTINGS = Settings()
+
+
+@case(t(3))
+def deepcopy_of_a_global_object(x):
+    copied = copy.deepcopy(SETTINGS)
+    copied.layers = 5
+    copied.names.append("v")
+    return x * copied.layers + len(copied.names) + SETTINGS.layers + len(SETTINGS.names), \
+        copied.same_names is copied.names, copied.sizes["heads"], copied.sizes is SETTINGS.sizes
+
+
+@case(t(3))
+def deepcopy_of_containers(x):
+    nested = {"a": [1, 2, (3, 4)], "b": "text"}
+    copied = copy.deepcopy(nested)
+    copied["a"].append(5)
+    return x + len(copied["a"]) + len(nested["a"]), copied
+
+
+@case(t(3))
+def deepcopy_then_delattr(x):
+    copied = copy.deepcopy(SETTINGS)
+    del copied.sizes
+    delattr(copied, "same_names")
+    return x * copied.layers, hasattr(copied, "sizes"), hasattr(copied, "same_names")
+
+
+## Torch functions decided by torch.compile's trace rules ################################
+
+
+@case(t(3))
+def torch_availability_checks(x):
+    if torch.cuda.is_available() or torch.distributed.is_available() and False:
+        return x + 1
+    return x * 2
+
+
+class Attention(nn.Module):
+    """nn.MultiheadAttention takes the path torch.compile takes (`_is_make_fx_tracing`)."""
+
+    def __init__(self):
+        super().__init__()
+        self.attention = nn.MultiheadAttention(4, 2, batch_first=True)
+
+    def forward(self, x, padding):
+        out, weights = self.attention(x, x, x, key_padding_mask=padding)
+        return out, weights
+
+
+CASES.add("multihead_attention_with_a_padding_mask", seeded(Attention).eval(), t(2, 3, 4),
+          torch.tensor([[False, False, True], [False, False, False]]))
+
+
+## Library code real models use: itertools, collections, functools, torch metadata ######
+
+
+@case(t(3))
+def itertools_chain(x):
+    return sum(itertools.chain([x], (x * 2, x * 3), []))
+
+
+@case(t(3))
+def itertools_product(x):
+    return [x * a + b for a, b in itertools.product([1, 2], [3, 4])], \
+        list(itertools.product("ab", repeat=2))
+
+
+@case(t(3))
+def itertools_combinations(x):
+    return x * len(list(itertools.combinations(range(4), 2)))
+
+
+@case(t(3))
+def itertools_islice(x):
+    parts = [x, x * 2, x * 3, x * 4, x * 5]
+    return list(itertools.islice(parts, 2)), list(itertools.islice(parts, 1, None, 2))
+
+
+@case(t(3))
+def itertools_accumulate(x):
+    return list(itertools.accumulate([x, x, x])), list(itertools.accumulate([1, 2, 3], initial=10)), \
+        list(itertools.accumulate([3, 1, 2], max))
+
+
+@case(t(3))
+def defaultdict_of_lists(x):
+    groups = collections.defaultdict(list)
+    for index, value in enumerate([x, x * 2, x * 3]):
+        groups[index % 2].append(value)
+    return groups[0][1] + groups[1][0], len(groups)
+
+
+@case(t(3))
+def counter_of_strings(x):
+    counts = collections.Counter("abracadabra")
+    return x * counts["a"] + counts["z"], len(counts)
+
+
+@case(t(3))
+def dict_keys_compared_with_a_set(x):
+    config = {"hidden": 4, "heads": 2}
+    return x * (config.keys() == {"heads", "hidden"}), config.keys() != {"hidden"}
+
+
+@case(t(3))
+def finfo_and_iinfo(x):
+    return x.clamp(min=torch.finfo(x.dtype).min, max=torch.finfo(torch.float16).max), \
+        torch.iinfo(torch.int32).bits, torch.finfo(x.dtype).eps
+
+
+@case(t(3))
+def tensor_predicates_folded(x):
+    scale = 2 if x.is_floating_point() and not x.is_complex() else 3
+    return x * scale * x.dim() + x.element_size(), x.is_contiguous()
+
+
+@case(t(3))
+def partial_made_while_tracing(x):
+    scaled_add = functools.partial(torch.add, alpha=2)
+    twice = functools.partial(scaled_add, x)
+    return twice(x) + scaled_add(x, other=x, alpha=3)
+
+
+SCALE_BY_THREE = functools.partial(torch.mul, other=3)
+
+
+@case(t(3))
+def partial_from_a_global(x):
+    return SCALE_BY_THREE(x) + SCALE_BY_THREE.func(x, 2)
+
+
+@functools.lru_cache(maxsize=None)
+def cached_width(depth):
+    return depth * 2
+
+
+@case(t(3))
+def lru_cache_function(x):
+    return x * cached_width(3)
+
+
+@case(t(3))
+def class_hierarchy_read(x):
+    return x * len(type(x).__mro__), [base.__name__ for base in LayerOutput.__mro__][:2]

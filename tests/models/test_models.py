@@ -14,6 +14,7 @@ from __future__ import annotations
 import collections
 import functools
 import warnings
+from pathlib import Path
 
 import pytest
 import torch
@@ -99,3 +100,25 @@ def test_breaks_where_torch_compile_breaks(name):
 def test_second_call_with_new_values_reuses_the_cache(name):
     result = runs(name)
     assert result["minidynamo"].graph_count == result["first_call"].graph_count
+
+
+def fx_op_count(gm: torch.fx.GraphModule) -> int:
+    return sum(1 for node in gm.graph.nodes if node.op.startswith("call"))
+
+
+def test_the_docs_page_shows_these_graphs_and_ops():
+    """chapters/model-suite.md (written by benchmarks/bench_models.py --markdown) shows
+    the graph and FX operation counts that this suite measures."""
+    page = (Path(__file__).resolve().parents[2] / "chapters" / "model-suite.md").read_text()
+    rows = {cells[0]: cells for cells in (
+        [cell.strip() for cell in line.strip("|").split("|")]
+        for line in page.splitlines() if line.startswith("| ") and "---" not in line)}
+    shown = [name for name in BY_NAME if not BY_NAME[name].known_gap]
+    assert sorted(name for name in rows if name in BY_NAME) == sorted(shown)
+    for name in shown:
+        result = runs(name)
+        first_call_graphs = result["first_call"].graphs
+        theirs = result["torch"].graphs[:len(first_call_graphs)]
+        assert rows[name][1] == f"{len(theirs)} / {len(first_call_graphs)}", name
+        assert rows[name][2] == (f"{sum(map(fx_op_count, theirs))} / "
+                                 f"{sum(map(fx_op_count, first_call_graphs))}"), name
