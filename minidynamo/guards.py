@@ -41,11 +41,9 @@ from __future__ import annotations
 
 import builtins
 import collections
-import io
 import itertools
 import re
 import sys
-import tokenize
 import types
 import weakref
 from dataclasses import dataclass, field
@@ -431,19 +429,18 @@ def eval_source(name: str, L: dict, G: dict) -> Any:
     return eval(name, {**CHECK_GLOBALS, "__builtins__": __builtins__}, {"L": L, "G": G})
 
 
+# A string literal as `repr` writes one (guard code is made of reprs): quotes, escapes.
+STRING_LITERAL = re.compile(r"'(?:[^'\\]|\\.)*'" + r'|"(?:[^"\\]|\\.)*"')
+
+
 def substitute(code: str, expression: str, local: str) -> str:
     """`code` with each use of `expression` replaced by `local`: whole expressions only,
     never inside a string literal (a key `'GPT2'` does not contain the globals `G`)."""
-    line_starts = list(itertools.accumulate((len(line) for line in code.splitlines(True)),
-                                            initial=0))
-    strings = [(line_starts[token.start[0] - 1] + token.start[1],
-                line_starts[token.end[0] - 1] + token.end[1])
-               for token in tokenize.generate_tokens(io.StringIO(code).readline)
-               if token.type == tokenize.STRING]
+    strings = [match.span() for match in STRING_LITERAL.finditer(code)]
     pieces, position = [], 0
     for match in re.finditer(re.escape(expression), code):
         start, end = match.span()
-        inside = any(first <= start < last for first, last in strings)
+        inside = any(first < start < last for first, last in strings)
         before = code[start - 1] if start else " "
         after = code[end] if end < len(code) else " "
         if inside or before.isidentifier() or before in ".'\"" or after.isidentifier() \

@@ -338,8 +338,9 @@ class OutputGraph:
         """Make `new` the only version of its object that anyone holds."""
         for tx in self.translators:
             tx.replace_version(new)
-        for source, variable in list(self.realized_inputs.items()):
-            self.realized_inputs[source] = replace_version(variable, new)
+        changed = [(source, updated) for source, variable in self.realized_inputs.items()
+                   if (updated := replace_version(variable, new)) is not variable]
+        self.realized_inputs.update(changed)  # (a source's hash walks its chain: only these)
         versions = self.side_effects.latest_versions
         for object_id, variable in list(versions.items()):
             if object_id != new.object_id:

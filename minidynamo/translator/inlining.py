@@ -16,6 +16,8 @@ Compare with TorchDynamo: `InliningInstructionTranslator.inline_call_` in
 from __future__ import annotations
 
 import inspect
+import types
+import weakref
 from typing import Any, Sequence
 
 from minidynamo import config
@@ -34,6 +36,18 @@ from minidynamo.variables import ConstantVariable, VariableTracker, new_object_i
 from minidynamo.variables.exceptions import is_none
 from minidynamo.variables.iterators import GeneratorVariable
 from minidynamo.variables.functions import BaseUserFunctionVariable
+
+# Each code object's Instructions, scanned once: an inlined translator only reads them
+# (a model calls the same layer's methods many times). Dropped with the code object.
+_scanned: weakref.WeakKeyDictionary[types.CodeType, list[Instruction]] = weakref.WeakKeyDictionary()
+
+
+def instructions_of(code: types.CodeType) -> list[Instruction]:
+    instructions = _scanned.get(code)
+    if instructions is None:
+        instructions = _scanned[code] = scan(code)
+    return instructions
+
 
 UNSUPPORTED_CODE_FLAGS = {
     inspect.CO_COROUTINE: "a coroutine",
@@ -64,11 +78,11 @@ class InliningInstructionTranslator(InstructionTranslatorBase):
         cells = dict(zip(code.co_freevars, fn.closure_cells(tx)))
         if code.co_flags & inspect.CO_GENERATOR:  # nothing runs until the first next()
             generator_tx = InliningGeneratorInstructionTranslator(
-                tx.output, code, scan(code), symbolic_locals, fn.get_globals(), cells, tx
+                tx.output, code, instructions_of(code), symbolic_locals, fn.get_globals(), cells, tx
             )
             return GeneratorVariable(generator_tx, object_id=new_object_id())
         callee_tx = cls(
-            tx.output, code, scan(code), symbolic_locals, fn.get_globals(), cells, tx
+            tx.output, code, instructions_of(code), symbolic_locals, fn.get_globals(), cells, tx
         )
         callee_tx.run()
         return callee_tx.return_value

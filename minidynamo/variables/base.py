@@ -250,7 +250,9 @@ def replace_version(value: Any, new: VariableTracker) -> Any:
     structures keep their identity.
     """
     if isinstance(value, VariableTracker):
-        if value.object_id is not None and value.object_id == new.object_id:
+        if new.object_id not in contained_ids(value):  # the common case: nothing to walk
+            return value
+        if value.object_id == new.object_id:
             return new
         changes = {}
         for name in value.children_fields:
@@ -270,6 +272,27 @@ def replace_version(value: Any, new: VariableTracker) -> Any:
             return value
         return items
     return value
+
+
+def contained_ids(value: Any) -> frozenset[int]:
+    """The object_ids of the mutable objects a tracker holds, itself included, through
+    its `children_fields` (a lazy tracker holds none: what it realizes to is kept apart,
+    in `OutputGraph.realized_inputs`). Trackers never change, so a tracker's answer is
+    computed once and kept on it; `replace_version` skips whatever cannot hold `new`."""
+    if isinstance(value, VariableTracker):
+        cached = value.__dict__.get("_contained_ids")
+        if cached is None:
+            ids = set() if value.object_id is None else {value.object_id}
+            for name in value.children_fields:
+                ids.update(contained_ids(getattr(value, name)))
+            cached = frozenset(ids)
+            object.__setattr__(value, "_contained_ids", cached)
+        return cached
+    if isinstance(value, (list, tuple)):
+        return frozenset().union(*(contained_ids(item) for item in value))
+    if isinstance(value, dict):
+        return frozenset().union(*(contained_ids(item) for item in value.values()))
+    return frozenset()
 
 
 def constant_values(variables: Sequence[VariableTracker]) -> list[Any] | None:

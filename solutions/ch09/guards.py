@@ -7,11 +7,9 @@ from __future__ import annotations
 
 import builtins
 import collections
-import io
 import itertools
 import re
 import sys
-import tokenize
 import types
 import weakref
 from dataclasses import dataclass, field
