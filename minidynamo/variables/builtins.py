@@ -104,6 +104,13 @@ IN_PLACE_FALLBACK = {
     "__irshift__": "__rshift__",
 }
 
+# operator.iadd -> operator.add ...: what `x += y` is when x has no in-place method
+BINARY_OF_IN_PLACE = {
+    fn: next(other for other, name in OPERATOR_DUNDERS.items()
+             if name == IN_PLACE_FALLBACK[dunder])
+    for fn, dunder in OPERATOR_DUNDERS.items() if dunder in IN_PLACE_FALLBACK
+}
+
 # operators whose first operand is a container: a tensor elsewhere is just an item
 CONTAINER_OPERATORS = frozenset({
     operator.getitem, operator.setitem, operator.delitem, operator.contains,
@@ -218,6 +225,8 @@ def tensor_operator(tx: Translator, fn: Callable[..., Any], args: list[Variable]
         graph_break(DATA_DEPENDENT_VALUE, "`in` on a tensor needs the tensor's data")
     if fn in REFLECTED_COMPARISONS and not isinstance(args[0], TensorVariable):
         fn, args = REFLECTED_COMPARISONS[fn], [args[1], args[0]]
+    if OPERATOR_DUNDERS[fn] in IN_PLACE_FALLBACK and not isinstance(args[0], TensorVariable):
+        fn = BINARY_OF_IN_PLACE[fn]  # `r = 0; r += x`: an int is not updated, `0 + x` is made
     return tx.output.create_node(tx, "call_function", fn, args, {})
 
 

@@ -1882,3 +1882,12 @@ def lru_cache_function(x):
 @case(t(3))
 def class_hierarchy_read(x):
     return x * len(type(x).__mro__), [base.__name__ for base in LayerOutput.__mro__][:2]
+
+
+@case(t(3))
+def in_place_operator_on_an_int(x):
+    buckets = 0  # T5's relative position buckets: `0 += tensor` is `0 + tensor`
+    buckets += (x > 0).to(torch.long) * 4
+    scale = 3
+    scale *= x
+    return buckets, scale

@@ -157,6 +157,30 @@ CASES = [
         "ResNetModel", "ResNetConfig", num_channels=3, embedding_size=8, hidden_sizes=[8, 16],
         depths=[1, 1], layer_type="basic"),
         lambda seed: {"pixel_values": randn(seed, 2, 3, 32, 32)}),
+    ModelCase("t5", transformers_model(
+        "T5Model", "T5Config", vocab_size=VOCAB, d_model=HIDDEN, d_kv=8, d_ff=FFN,
+        num_layers=LAYERS, num_heads=HEADS, decoder_start_token_id=0), encoder_decoder),
+    ModelCase("vit", transformers_model(
+        "ViTModel", "ViTConfig", hidden_size=HIDDEN, num_hidden_layers=LAYERS,
+        num_attention_heads=HEADS, intermediate_size=FFN, image_size=16, patch_size=4),
+        lambda seed: {"pixel_values": randn(seed, 2, 3, 16, 16)}),
+    ModelCase("distilbert", transformers_model(
+        "DistilBertModel", "DistilBertConfig", vocab_size=VOCAB, dim=HIDDEN, n_layers=LAYERS,
+        n_heads=HEADS, hidden_dim=FFN, max_position_embeddings=POSITIONS), ids_and_mask),
+    ModelCase("albert", transformers_model(
+        "AlbertModel", "AlbertConfig", embedding_size=16, **decoder_config()), ids_and_mask),
+    ModelCase("electra", transformers_model(
+        "ElectraModel", "ElectraConfig", embedding_size=HIDDEN, **decoder_config()),
+        ids_and_mask),
+    ModelCase("phi", transformers_model(
+        "PhiForCausalLM", "PhiConfig", **decoder_config()), ids_only),
+    ModelCase("gemma", transformers_model(
+        "GemmaForCausalLM", "GemmaConfig", **decoder_config(num_key_value_heads=2, head_dim=8)),
+        ids_only),
+    ModelCase("gptj", transformers_model(
+        "GPTJForCausalLM", "GPTJConfig", vocab_size=VOCAB, n_embd=HIDDEN, n_layer=LAYERS,
+        n_head=HEADS, n_positions=POSITIONS, rotary_dim=4, bos_token_id=0, eos_token_id=0),
+        ids_only),
     ModelCase("nn_transformer", torch_module(TransformerModel),
               lambda seed: {"src": randn(seed, 2, 7, HIDDEN), "tgt": randn(seed + 1, 2, 5, HIDDEN)}),
     ModelCase("nn_multihead_attention", torch_module(MaskedAttention),
