@@ -53,7 +53,7 @@ import torch
 from torch.fx.experimental.symbolic_shapes import SYMPY_INTERP
 
 from minidynamo.shapes import MARK_ATTRIBUTES, dynamism_marks, is_symbolic
-from minidynamo.sources import Source
+from minidynamo.sources import KEY_NAMES, Source, key_expression
 
 # -- the global state a graph depends on ----------------------------------------
 
@@ -334,8 +334,10 @@ class GuardSet:
     def dict_keys(self, source: Source, value: dict) -> None:
         """The keys in order; a subclass's are read with `dict.keys`, not its override."""
         self.type_match(source, value)
-        keys = f"{source.name()}.keys()" if type(value) in DICT_TYPES else f"dict.keys({source.name()})"
-        self._add(Guard("DICT_KEYS", source, f"list({keys}) == {list(value)!r}"))
+        name = source.name()
+        keys = f"{name}.keys()" if type(value) in DICT_TYPES else f"dict.keys({name})"
+        expected = ", ".join(key_expression(key) for key in dict.keys(value))
+        self._add(Guard("DICT_KEYS", source, f"list({keys}) == [{expected}]"))
 
     def not_in_dict(self, source: Source, key: str) -> None:
         """`key` is absent from the mapping at `source` (an instance `__dict__`, the globals)."""
@@ -426,7 +428,8 @@ CHECK_GLOBALS: dict[str, Any] = {
 
 
 def eval_source(name: str, L: dict, G: dict) -> Any:
-    return eval(name, {**CHECK_GLOBALS, "__builtins__": __builtins__}, {"L": L, "G": G})
+    scope = {**CHECK_GLOBALS, **KEY_NAMES, "__builtins__": __builtins__}
+    return eval(name, scope, {"L": L, "G": G})
 
 
 # A string literal as `repr` writes one (guard code is made of reprs): quotes, escapes.
@@ -456,7 +459,7 @@ class CheckFunction:
 
     def __init__(self, guards: GuardSet) -> None:
         self.guards = list(guards)
-        namespace: dict[str, Any] = dict(CHECK_GLOBALS)
+        namespace: dict[str, Any] = {**CHECK_GLOBALS, **KEY_NAMES}
         for guard in self.guards:
             namespace.update(guard.refs)
         self.source = self.generate()

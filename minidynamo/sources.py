@@ -197,7 +197,7 @@ class GetItemSource(ChainedSource):
     index: Any  # a constant: int, str, or another hashable Python constant
 
     def name(self) -> str:
-        return f"{self.base.name()}[{self.index!r}]"
+        return f"{self.base.name()}[{key_expression(self.index)}]"
 
     def reconstruct(self) -> list[Instruction]:
         return [
@@ -205,6 +205,29 @@ class GetItemSource(ChainedSource):
             create_instruction("LOAD_CONST", argval=self.index),
             create_instruction("BINARY_SUBSCR"),
         ]
+
+
+# Keys that have no literal (a class, `typing.Union`) are named in guard code by a name
+# registered here (`___key_list`); every check function can read these names.
+KEY_NAMES: dict[str, Any] = {}
+_key_name_of: dict[int, str] = {}
+LITERAL_TYPES = (int, float, str, bytes, bool, type(None))
+
+
+def key_expression(key: Any) -> str:
+    """How guard code spells a dict key or an index: its literal, or a registered name."""
+    if isinstance(key, LITERAL_TYPES) or (
+            isinstance(key, tuple) and all(isinstance(item, LITERAL_TYPES) for item in key)):
+        return repr(key)
+    name = _key_name_of.get(id(key))
+    if name is None:
+        label = re.sub(r"\W", "_", getattr(key, "__qualname__", None) or repr(key))
+        name = f"___key_{label}"
+        while name in KEY_NAMES:
+            name += "_"
+        KEY_NAMES[name] = key  # kept alive: its id stays its own
+        _key_name_of[id(key)] = name
+    return name
 
 
 @dataclass(frozen=True)
@@ -215,7 +238,7 @@ class DictGetItemSource(ChainedSource):
     index: Any
 
     def name(self) -> str:
-        return f"___dict_getitem({self.base.name()}, {self.index!r})"
+        return f"___dict_getitem({self.base.name()}, {key_expression(self.index)})"
 
     def reconstruct(self) -> list[Instruction]:
         return [

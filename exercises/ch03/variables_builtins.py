@@ -27,6 +27,7 @@ import itertools
 import operator
 import sys
 import types
+import typing
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 import torch

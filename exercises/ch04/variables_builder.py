@@ -33,7 +33,7 @@ from minidynamo.shapes import dynamic_dims, is_dynamic_float, is_dynamic_int
 from minidynamo.sources import AttrSource, DictGetItemSource, GetItemSource, Source, closure_cell_source, is_module_state
 from minidynamo.variables.base import VariableTracker, new_object_id
 from minidynamo.variables.builtins import BuiltinVariable, is_builtin
-from minidynamo.variables.constant import ConstantVariable, is_constant_value
+from minidynamo.variables.constant import ConstantVariable, is_constant_value, is_dict_key_value
 from minidynamo.variables.ctx_manager import GradModeClassVariable, GradModeVariable, is_grad_mode_class, is_grad_mode_object
 from minidynamo.variables.dicts import ConstDictVariable, DictPartVariable, SetVariable
 from minidynamo.variables.exceptions import ExceptionClassVariable, is_exception_class

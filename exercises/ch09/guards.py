@@ -34,7 +34,7 @@ from typing import Any, Callable, Iterable
 import torch
 from torch.fx.experimental.symbolic_shapes import SYMPY_INTERP
 from minidynamo.shapes import MARK_ATTRIBUTES, dynamism_marks, is_symbolic
-from minidynamo.sources import Source
+from minidynamo.sources import KEY_NAMES, Source, key_expression
 
 # defined next to the exercises in the package:
 from minidynamo.guards import TensorFacts

@@ -88,7 +88,9 @@ class LoadStoreHandlers:
         self.push(self.cells[inst.argval])
 
     def LOAD_DEREF(self: InstructionTranslatorBase, inst: Instruction) -> None:
-        contents = self.cells[inst.argval].contents
+        # the cell's newest version: a recursive inner function holds the cell it is
+        # stored in, and versions cannot replace each other around that cycle
+        contents = self.output.side_effects.latest(self.cells[inst.argval]).contents
         if contents is None:
             what = f"free variable {inst.argval!r} is read before assignment"
             graph_break(UNDEFINED_VARIABLE, what)
@@ -97,7 +99,8 @@ class LoadStoreHandlers:
     def STORE_DEREF(self: InstructionTranslatorBase, inst: Instruction) -> None:
         value = self.pop()
         value.set_name_hint(inst.argval)
-        self.output.side_effects.mutate(self.cells[inst.argval].clone(contents=value))
+        cell = self.output.side_effects.latest(self.cells[inst.argval])
+        self.output.side_effects.mutate(cell.clone(contents=value))
 
     def DELETE_DEREF(self: InstructionTranslatorBase, inst: Instruction) -> None:
         cell = self.cells[inst.argval]

@@ -49,7 +49,7 @@ from minidynamo.sources import (
 )
 from minidynamo.variables.base import VariableTracker, new_object_id
 from minidynamo.variables.builtins import BuiltinVariable, is_builtin
-from minidynamo.variables.constant import ConstantVariable, is_constant_value
+from minidynamo.variables.constant import ConstantVariable, is_constant_value, is_dict_key_value
 from minidynamo.variables.ctx_manager import (
     GradModeClassVariable,
     GradModeVariable,
@@ -205,7 +205,7 @@ class VariableBuilder:
         return self.output.side_effects.track_existing(value, variable)
 
     def wrap_dict(self, value: dict) -> VariableTracker:
-        if not all(is_constant_value(key) for key in value):
+        if not all(is_dict_key_value(key) for key in value):
             graph_break(UNSUPPORTED_VALUE, "a dict whose keys are not all constants")
         self.guard("DICT_KEYS", value)
         items = {key: self.child(item, key) for key, item in value.items()}
@@ -222,7 +222,7 @@ class VariableBuilder:
         """An instance of a user subclass of dict or OrderedDict: an object whose dict part
         is read with the builtin lookup (`dict.__getitem__(d, key)`), never the subclass's."""
         keys = list(dict.keys(value))
-        if not all(is_constant_value(key) for key in keys):
+        if not all(is_dict_key_value(key) for key in keys):
             graph_break(UNSUPPORTED_VALUE, "a dict whose keys are not all constants")
         self.guard("DICT_KEYS", value)
         items = {}

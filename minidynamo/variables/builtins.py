@@ -28,6 +28,7 @@ import itertools
 import operator
 import sys
 import types
+import typing
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
@@ -139,6 +140,7 @@ POLYFILLS: dict[Callable[..., Any], Callable[..., Any]] = {
 PURE_BUILTINS = frozenset({
     abs, bool, chr, divmod, float, format, frozenset, hash, int, len, max, min, ord,
     pow, repr, round, sorted, str, complex, bin, hex, oct, issubclass, sys.intern,
+    typing.get_origin, typing.get_args,
 })
 
 # modules whose functions are all pure: math.sqrt, operator.index ... fold on constants

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import enum
 import types
+import typing
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Sequence
 
@@ -30,7 +31,18 @@ CONSTANT_TYPES: tuple[type, ...] = (
     int, float, bool, complex, str, bytes, type(None), type(Ellipsis),
     type(NotImplemented), torch.dtype, torch.device, torch.layout,
     torch.memory_format, types.CodeType, enum.Enum,
+    # type annotations: `typing.Union`, `Optional[int]`, `list[str]`, `int | None`
+    typing._SpecialForm, typing._BaseGenericAlias, types.GenericAlias, types.UnionType,
+    typing.TypeVar, typing.ForwardRef,
 )
+
+
+def is_dict_key_value(value: Any) -> bool:
+    """A dict key the tracer can index with: a constant, or a class or function, which
+    hashes by identity (huggingface_hub keys its type validators by `list`, `dict` ...)."""
+    return is_constant_value(value) or (
+        isinstance(value, (type, types.FunctionType, types.BuiltinFunctionType))
+        and type(value).__hash__ in (type.__hash__, object.__hash__))
 
 
 def is_constant_value(value: Any) -> bool:

@@ -71,10 +71,17 @@ def _in_graph_function_ids() -> frozenset[int]:
 def is_torch_function(value: Any) -> bool:
     """Whether calling `value` should become a `call_function` node: as torch.compile's
     table says (`trace_rules`), or for a function it does not name, the namespace rule."""
+    if isinstance(value, OPERATOR_TYPES):  # `torch.ops.aten.add`, a library's custom op
+        return True
     rule = torch_rule(value)
     if rule is not None:
         return rule == IN_GRAPH
     return id(value) in _in_graph_function_ids()
+
+
+# Operators of the dispatcher, called through `torch.ops.<namespace>.<name>`: a node each
+# (a custom op registered with `torch.library` runs its fake kernel to get its value).
+OPERATOR_TYPES = (torch._ops.OpOverloadPacket, torch._ops.OpOverload)
 
 
 def is_skipped_function(value: Any) -> bool:
@@ -147,10 +154,21 @@ GLOBAL_STATE_NAMES = frozenset({
 class TorchFunctionVariable(KnownFunctionVariable):
     """A torch function called into the graph."""
 
+    def var_getattr(self, tx: Translator, name: str) -> VariableTracker:
+        if isinstance(self.fn, torch._ops.OpOverloadPacket):  # `aten.mul.Tensor`: an overload
+            from minidynamo.sources import AttrSource
+            from minidynamo.variables.builder import VariableBuilder
+
+            source = AttrSource(self.source, name) if self.source else None
+            return VariableBuilder(tx.output, source)(getattr(self.fn, name))
+        return super().var_getattr(tx, name)
+
     def call_function(
         self, tx: Translator, args: Sequence[VariableTracker], kwargs: dict[str, VariableTracker]
     ) -> VariableTracker:
         name = getattr(self.fn, "__name__", "")
+        if isinstance(self.fn, OPERATOR_TYPES):  # `aten.set_`, an operator like any other
+            return tx.output.create_node(tx, "call_function", self.fn, args, kwargs)
         if name in GLOBAL_STATE_NAMES or name.startswith("set_"):
             graph_break(GLOBAL_SIDE_EFFECT, f"torch.{name}() changes global state")
         return tx.output.create_node(tx, "call_function", self.fn, args, kwargs)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import enum
 import types
+import typing
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Sequence
 import torch

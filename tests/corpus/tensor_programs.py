@@ -22,6 +22,7 @@ import functools
 import inspect
 import itertools
 import math
+import typing
 
 import torch
 import torch.nn as nn
@@ -1891,3 +1892,35 @@ def in_place_operator_on_an_int(x):
     scale = 3
     scale *= x
     return buckets, scale
+
+
+@case(t(3))
+def recursive_inner_function(x):
+    def to_list(value):  # transformers' PretrainedConfig.to_dict has this helper
+        if isinstance(value, (list, tuple)):
+            value = [to_list(item) for item in value]
+        return value
+
+    def factorial(n):
+        return 1 if n == 0 else n * factorial(n - 1)
+
+    return x * len(to_list([1, (2, 3)])) + factorial(4), to_list(((1,), 2))
+
+
+# huggingface_hub's strict dataclasses validate fields through a dict keyed by classes and
+# `typing` forms, looked up with `get_origin` of the field's annotation
+VALIDATORS = {list: len, dict: len, typing.Union: None}
+
+
+@case(t(3))
+def dict_keyed_by_classes_and_typing_forms(x):
+    annotation = typing.Optional[int]
+    origin = typing.get_origin(annotation)
+    return x * VALIDATORS.get(list)([1, 2]), origin is typing.Union, \
+        VALIDATORS.get(origin) is None, int in typing.get_args(annotation), \
+        {int: 1, str: 2}[str]
+
+
+@case(t(3))
+def dispatcher_operators(x):
+    return torch.ops.aten.add(x, 1) + torch.ops.aten.mul.Tensor(x, x)
