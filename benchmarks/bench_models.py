@@ -59,7 +59,9 @@ class Row:
 
     @property
     def overhead_ratio(self) -> float:
-        if self.torch_overhead_ms <= 0:  # torch.compile's call is cheaper than eager's
+        """minidynamo's overhead over eager / torch.compile's; when either compiled call is
+        cheaper than eager's (one graph instead of many module calls), whole calls."""
+        if self.torch_overhead_ms <= 0 or self.mini_overhead_ms <= 0:
             return (self.mini_overhead_ms + self.eager_ms) / (self.torch_overhead_ms + self.eager_ms)
         return self.mini_overhead_ms / self.torch_overhead_ms
 
@@ -140,7 +142,9 @@ def markdown(rows: list[Row], command: str) -> str:
         "`tests/models/test_models.py` checks the graph counts, the ATen operators of every",
         "graph, the breaks and the outputs against torch.compile and eager on every `make",
         "test`; this page shows one run of the benchmark beside them. A model that neither",
-        "compiler captures (the LSTM: torch.compile runs RNNs eagerly) has no ratio.",
+        "compiler captures (the LSTM: torch.compile runs RNNs eagerly) has no ratio. Where a",
+        "compiled call is cheaper than the eager one (a negative overhead), the overhead ratio",
+        "is of whole calls.",
         "",
         f"Measured with `{command}` on {platform.processor() or platform.machine()}, "
         f"torch {torch.__version__}.",

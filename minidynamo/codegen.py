@@ -58,6 +58,8 @@ class PyCodegen:
         self.cached_objects: dict[int, str] = {}  # object_id -> temporary local holding it
         self.preloaded: dict[str, str] = {}  # source name -> temporary read before any write
         self.temporaries = 0
+        # work emitted after the return value is built (`run_deferred`), or None: emit now
+        self.deferred: list[Callable[[], None]] | None = None
 
     def __call__(self, value: VariableTracker) -> None:
         """Emit code that pushes `value` onto the stack."""
@@ -79,6 +81,11 @@ class PyCodegen:
         value.reconstruct(self)  # build it once, keep it in a temporary local
         self.append("COPY", arg=1)
         self.cached_objects[value.object_id] = self.store_temporary()
+
+    def run_deferred(self) -> None:
+        """Emit the deferred work (stack-neutral code), including what it defers in turn."""
+        while self.deferred:
+            self.deferred.pop(0)()
 
     # -- small emitters ---------------------------------------------------------
 

@@ -364,10 +364,13 @@ class OutputGraph:
     def compile_subgraph(self, tx: Translator, return_value: VariableTracker) -> list[Instruction]:
         """The body of the transformed frame: call the graph, replay, rebuild, return."""
         codegen = PyCodegen(self)
+        codegen.deferred = []  # new dict-subclass instances: filled after the return value
         if self.returns_graph_output(return_value):
             codegen.load_graph_output(return_value.realize().node)
         else:
             codegen(return_value)  # first, as TorchDynamo does: it decides the output order
+        codegen.run_deferred()
+        codegen.deferred = None  # what the replay rebuilds is built whole
         self.side_effects.codegen_replay(codegen)
         codegen.append("RETURN_VALUE")
         return [*self.call_graph(codegen.graph_outputs), *codegen.instructions]

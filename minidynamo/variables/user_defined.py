@@ -479,15 +479,37 @@ class UserDefinedDictVariable(UserDefinedObjectVariable):
     def reconstruct(self, codegen: PyCodegen) -> None:
         """`rebuild_dict_subclass(cls, {entries}, {attributes})`: the builtin dict's own
         `__new__` and `__setitem__` and `object.__setattr__`, so no override of the
-        subclass runs again (`ModelOutput.__setitem__` would write attributes too)."""
+        subclass runs again (`ModelOutput.__setitem__` would write attributes too).
+        Returned from the frame, the instance is made empty and filled after the rest of
+        the return value, as torch.compile does (so the graph's outputs come in its order)."""
+        if codegen.deferred is not None:
+            codegen.load_callable(rebuild_dict_subclass)
+            codegen.load_object(self.cls)
+            codegen.append("BUILD_MAP", arg=0)
+            codegen.append("BUILD_MAP", arg=0)
+            codegen.call_function(3)
+            codegen.deferred.append(lambda: self.fill(codegen))
+            return
         codegen.load_callable(rebuild_dict_subclass)
         codegen.load_object(self.cls)
-        for mapping in (self.contents.items, self.attributes):
+        self.load_entries_and_attributes(codegen)
+        codegen.call_function(3)
+
+    def fill(self, codegen: PyCodegen) -> None:
+        """`fill_dict_subclass(obj, {entries}, {attributes})` on the instance made empty."""
+        codegen.load_callable(fill_dict_subclass)
+        codegen.append("LOAD_FAST", argval=codegen.cached_objects[self.object_id])
+        self.load_entries_and_attributes(codegen)
+        codegen.call_function(3)
+        codegen.append("POP_TOP")
+
+    def load_entries_and_attributes(self, codegen: PyCodegen) -> None:
+        latest = codegen.output.side_effects.latest
+        for mapping in (latest(self.contents).items, latest(self).attributes):
             for key, value in mapping.items():
                 codegen.load_const(key)
                 codegen(value)
             codegen.append("BUILD_MAP", arg=len(mapping))
-        codegen.call_function(3)
 
     def __repr__(self) -> str:
         return f"UserDefinedDictVariable({self.cls.__name__})"
@@ -495,8 +517,12 @@ class UserDefinedDictVariable(UserDefinedObjectVariable):
 
 def rebuild_dict_subclass(cls: type, entries: dict, attributes: dict) -> Any:
     """Runs in generated code: an instance of a dict subclass made while tracing."""
-    base = dict_base(cls)
-    obj = base.__new__(cls)
+    return fill_dict_subclass(dict_base(cls).__new__(cls), entries, attributes)
+
+
+def fill_dict_subclass(obj: Any, entries: dict, attributes: dict) -> Any:
+    """Runs in generated code: set the entries and attributes of a new instance."""
+    base = dict_base(type(obj))
     for key, value in entries.items():
         base.__setitem__(obj, key, value)
     for name, value in attributes.items():

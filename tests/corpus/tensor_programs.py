@@ -1924,3 +1924,9 @@ def dict_keyed_by_classes_and_typing_forms(x):
 @case(t(3))
 def dispatcher_operators(x):
     return torch.ops.aten.add(x, 1) + torch.ops.aten.mul.Tensor(x, x)
+
+
+@case(t(3))
+def model_output_returned_beside_a_tensor(x):
+    out = LayerOutput(hidden=x.sin())  # made empty, filled after the rest: torch's output order
+    return out, out["hidden"] + 1, Table(a=x.cos())
