@@ -474,7 +474,9 @@ class CheckFunction:
 
         Each source a guard reads is fetched once into a local (`___v0 = L['self']`,
         `___v1 = ___v0._modules`: `_fetch`), as TorchDynamo's guard tree walks each path
-        once, and the guard's code reads the locals. An exception means False."""
+        once, and the guard's code reads the locals (`substitute`: whole expressions,
+        never inside a string literal, so a key `'GPT2'` keeps its `G`). An exception
+        means False."""
         lines = ["def ___check(L, G):", "    try:"]
         locals_: dict[str, str] = {}  # source expression -> the local that holds it
         for guard in self.guards:

@@ -17,6 +17,7 @@ from minidynamo.shapes import MARK_ATTRIBUTES, dynamism_marks, is_symbolic
 from minidynamo.sources import Source
 
 # defined next to the exercises in the package:
+from minidynamo.guards import substitute
 from minidynamo.guards import (
     Guard, TensorFacts, _compare_each, _ref_name, display_name, eval_source,
     key_set_as_torch_prints_it, scalar_type_name, tensor_mismatch,
@@ -96,7 +97,7 @@ class CheckFunction:
                 self._fetch(guard.source, locals_, lines)
             code = guard.code
             for expression in sorted(locals_, key=len, reverse=True):
-                code = code.replace(expression, locals_[expression])
+                code = substitute(code, expression, locals_[expression])
             where = guard.user_line.strip()
             lines.append(f"        if not ({code}):  # {guard.kind}" + (f": {where}" if where else ""))
             lines.append("            return False")

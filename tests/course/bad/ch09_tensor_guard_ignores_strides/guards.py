@@ -15,6 +15,7 @@ import torch
 from minidynamo.sources import Source
 
 # defined next to the exercises in the package:
+from minidynamo.guards import substitute
 from minidynamo.guards import (
     Guard, TensorFacts, _ref_name, display_name, eval_source,
     key_set_as_torch_prints_it, scalar_type_name, tensor_mismatch,
@@ -88,7 +89,7 @@ class CheckFunction:
                 self._fetch(guard.source, locals_, lines)
             code = guard.code
             for expression in sorted(locals_, key=len, reverse=True):
-                code = code.replace(expression, locals_[expression])
+                code = substitute(code, expression, locals_[expression])
             where = guard.user_line.strip()
             lines.append(f"        if not ({code}):  # {guard.kind}" + (f": {where}" if where else ""))
             lines.append("            return False")
