@@ -18,13 +18,14 @@ from minidynamo.api import (
     show_code,
     show_guards,
 )
-from minidynamo.backends import list_backends, lookup_backend, register_backend
+from minidynamo.backends import InvalidBackend, list_backends, lookup_backend, register_backend
 from minidynamo.exc import BackendCompilerFailed, FailOnRecompileLimitHit, InternalError, Unsupported
 from minidynamo.logs import set_logs
 from minidynamo.shapes import mark_dynamic, mark_static
 
 __all__ = [
-    "BackendCompilerFailed", "ExplainOutput", "FailOnRecompileLimitHit", "InternalError", "OptimizedModule", "Unsupported", "compile", "config",
+    "BackendCompilerFailed", "ExplainOutput", "FailOnRecompileLimitHit", "InternalError",
+    "InvalidBackend", "OptimizedModule", "Unsupported", "compile", "config",
     "explain", "list_backends", "lookup_backend", "mark_dynamic", "mark_static",
     "register_backend", "reset", "set_logs",
     "show_code", "show_guards",

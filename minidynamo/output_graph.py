@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterator, Sequence
 
 import sympy
 import torch
+import torch._guards
 import torch.fx
 from torch._subclasses.fake_tensor import (
     DataDependentOutputException,
@@ -128,6 +129,7 @@ class OutputGraph:
         self.guards.global_state()
         self.f_globals = f_globals  # the root frame's globals
         self.backend = reporting_failures(backend, frame_name)
+        self.frame_name = frame_name
         self.graph_inputs: list[GraphInput] = []
         self.realized_inputs: dict[Source, VariableTracker] = {}  # lazy inputs, by source
         self.module_sources: set[Source] = set()  # nn.Modules met: their int attributes stay static
@@ -400,8 +402,7 @@ class OutputGraph:
         if logs.is_enabled("graph_code"):
             code = gm.print_readable(print_output=False, include_stride=True, include_device=True)
             logs.graph_code_log.debug("TRACED GRAPH\n ===== %s =====\n %s\n", name, code)
-        example_inputs = [graph_input.value for graph_input in self.graph_inputs]
-        compiled = self.backend(gm, example_inputs)
+        compiled = self.call_backend(gm)
         self.compiled_graph = gm
         self.f_globals[name] = self.installed_globals[name] = compiled
         instructions = [create_instruction("LOAD_GLOBAL", argval=name, arg=1)]
@@ -413,6 +414,29 @@ class OutputGraph:
             create_instruction("STORE_FAST", argval=GRAPH_OUTPUT_LOCAL),
         ]
         return instructions
+
+    def call_backend(self, gm: torch.fx.GraphModule) -> Any:
+        """Hand the graph to the backend as torch.compile does (chapter 10).
+
+        The example inputs are the real tensors, and for an input that is a symbol (a
+        dynamic size or int) the SymInt itself, so that a backend that traces again
+        (AOTAutograd, Inductor) keeps it symbolic. The call runs inside a
+        `TracingContext` holding this frame's FakeTensorMode: `detect_fake_mode` finds it
+        there, and with it the ShapeEnv whose symbols the graph's sizes use. A backend
+        that made its own fake mode from the real tensors would specialize every size.
+        """
+        example_inputs = []
+        for graph_input in self.graph_inputs:
+            example = graph_input.node.meta.get("example_value")
+            example_inputs.append(example if isinstance(example, (torch.SymInt, torch.SymFloat))
+                                  and not graph_input.as_tensor else graph_input.value)
+        with torch._guards.tracing(torch._guards.TracingContext(self.fake_mode)):
+            compiled = self.backend(gm, example_inputs)
+        if not callable(compiled):
+            raise BackendCompilerFailed(self.backend, self.frame_name, TypeError(
+                f"the backend returned {type(compiled).__name__}, not a callable; a backend "
+                "returns something that runs the graph, e.g. gm.forward"))
+        return compiled
 
     def load_graph_input(self, graph_input: GraphInput) -> list[Instruction]:
         """The instructions that push one input of the graph's call: its source, and for a

@@ -28,6 +28,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=0, help="first seed")
     parser.add_argument("--jobs", type=int, default=1, help="processes to run in parallel")
     parser.add_argument("--no-shrink", action="store_true", help="report failures unshrunk")
+    parser.add_argument("--max-failures", type=int, help="stop after this many failures")
     parser.add_argument("--out", type=pathlib.Path, help="write each failure's test here")
     parser.add_argument("--json", type=pathlib.Path, help=argparse.SUPPRESS)  # a job's result
     options = parser.parse_args(argv)
@@ -38,7 +39,8 @@ def main(argv: list[str] | None = None) -> int:
         from minidynamo.fuzz.campaign import run_campaign
 
         summary = run_campaign(options.count, options.seed, shrink=not options.no_shrink,
-                               on_verdict=progress(options, started))
+                               on_verdict=progress(options, started),
+                               max_failures=options.max_failures)
     if options.json is not None:  # a job of a parallel run: hand the summary back
         options.json.write_text(json.dumps(to_json(summary)))
         return 0
@@ -75,6 +77,8 @@ def run_jobs(options: argparse.Namespace):
             command = [sys.executable, "-m", "minidynamo.fuzz", "--count", str(count),
                        "--seed", str(options.seed + job * JOB_SEED_STRIDE), "--json", str(result)]
             command += ["--no-shrink"] if options.no_shrink else []
+            if options.max_failures is not None:
+                command += ["--max-failures", str(options.max_failures)]
             processes.append((subprocess.Popen(command), result))
         summary = Summary()
         for process, result in processes:

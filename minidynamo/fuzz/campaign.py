@@ -73,11 +73,13 @@ class Summary:
 
 
 def run_campaign(count: int, base_seed: int, *, shrink: bool = True,
-                 on_verdict: Callable[[Verdict], None] | None = None) -> Summary:
-    """Count `count` programs from seed `base_seed` on; shrink each failure found."""
+                 on_verdict: Callable[[Verdict], None] | None = None,
+                 max_failures: int | None = None) -> Summary:
+    """Count `count` programs from seed `base_seed` on; shrink each failure found; stop
+    early once `max_failures` failures are in hand."""
     summary = Summary()
     campaign_seed = base_seed
-    while summary.programs < count:
+    while summary.programs < count and len(summary.failures) != max_failures:
         found = one_hypothesis_run(count - summary.programs, campaign_seed, summary,
                                    shrink=shrink, on_verdict=on_verdict)
         if found is None:

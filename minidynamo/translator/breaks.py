@@ -252,8 +252,9 @@ class GraphBreakMixin:
         self.write_back(codegen)
         kept, operands = state.stack[:-consumed], state.stack[-consumed:]
         start = len(codegen.instructions)
-        for temp in operands:
-            self.load_operand(codegen, temp, as_frame=inst.opname == "CALL")
+        calls = inst.opname in ("CALL", "CALL_FUNCTION_EX")
+        for position, temp in enumerate(operands):  # [NULL or fn, fn or self, args...]
+            self.load_operand(codegen, temp, as_frame=calls and position < 2)
         codegen.extend(native_copy(inst, self.kw_names))
         result = [codegen.store_temporary()] if pushed else []
         managers = [temp for temp in kept if self.is_with_slot(temp)]  # outermost first
@@ -415,11 +416,24 @@ def native_copy(inst: Instruction, kw_names: tuple[str, ...]) -> list[Instructio
 
 
 def route_calls(output: OutputGraph, body: list[Instruction]) -> list[Instruction]:
-    """`body` with every call of a global function or a method made through
-    `output.frame_compiler` (installed as a global of the generated code)."""
+    """`body` with every call of a global function or a method, and every call with
+    `*args` or `**kwargs` (CALL_FUNCTION_EX, whatever its callee), made through
+    `output.frame_compiler` (installed as a global of the generated code). A callee
+    already wrapped is not wrapped again: the wrapper is minidynamo's own code, which
+    `compile_frame` returns as it is."""
     wrapper = output.install_global("___minidynamo_object", output.frame_compiler)
     routed = []
     for inst in body:
+        if inst.opname == "CALL_FUNCTION_EX":  # [NULL, fn, args, (kwargs)]: wrap fn in place
+            depth = 2 + (inst.arg & 1)
+            wrap = [create_instruction("SWAP", arg=depth), create_instruction("PUSH_NULL"),
+                    create_instruction("SWAP", arg=2),
+                    create_instruction("LOAD_GLOBAL", argval=wrapper, arg=0),
+                    create_instruction("SWAP", arg=2), create_instruction("PRECALL", arg=1),
+                    create_instruction("CALL", arg=1), create_instruction("SWAP", arg=depth)]
+            for added in wrap:
+                added.exn_tab_entry, added.positions = inst.exn_tab_entry, inst.positions
+            routed += wrap
         routed.append(inst)
         if inst.opname == "LOAD_METHOD":  # [obj] -> [NULL, obj.name], as a plain call
             inst.opname, inst.opcode, inst.arg = "LOAD_ATTR", opcodes.OPMAP["LOAD_ATTR"], None

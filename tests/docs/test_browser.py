@@ -97,13 +97,20 @@ def diagrams_in(markdown: Path) -> int:
 
 @pytest.fixture(scope="module")
 def site(tmp_path_factory):
-    """The site, built strictly and served on 127.0.0.1; yields its base URL."""
-    folder = tmp_path_factory.mktemp("site")
-    build = subprocess.run(
-        [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(folder)],
-        cwd=ROOT, capture_output=True, text=True,
-    )
-    assert build.returncode == 0, build.stderr[-4000:]
+    """The site, built strictly and served on 127.0.0.1; yields its base URL.
+
+    `make test` builds the site strictly first and names the folder in
+    MINIDYNAMO_BUILT_SITE, so it is not built twice; otherwise it is built here."""
+    if os.environ.get("MINIDYNAMO_BUILT_SITE"):
+        folder = Path(os.environ["MINIDYNAMO_BUILT_SITE"]).resolve()
+        assert (folder / "index.html").is_file(), f"MINIDYNAMO_BUILT_SITE={folder} has no site"
+    else:
+        folder = tmp_path_factory.mktemp("site")
+        build = subprocess.run(
+            [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(folder)],
+            cwd=ROOT, capture_output=True, text=True,
+        )
+        assert build.returncode == 0, build.stderr[-4000:]
     handler = functools.partial(QuietHandler, directory=str(folder))
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     threading.Thread(target=server.serve_forever, daemon=True).start()
