@@ -33,13 +33,14 @@ def eager(gm: torch.fx.GraphModule, example_inputs: list[Any]) -> Callable[..., 
 
 
 def aot_backend(fw_compiler: GraphCompiler, bw_compiler: GraphCompiler | None = None, *,
+                inference_compiler: GraphCompiler | None = None,
                 decompositions: dict | None = None,
                 keep_inference_input_mutations: bool = False) -> Backend:
     """A backend that hands the graph to AOTAutograd, which traces it again at the
     level of ATen operators, with autograd running: `fw_compiler` gets the forward
-    graph (or, when no input needs a gradient, the one inference graph) and
-    `bw_compiler` (default: `fw_compiler`) the backward graph, the first time a
-    backward runs. `decompositions` maps operators to the functions that replace them
+    graph and `bw_compiler` (default: `fw_compiler`) the backward graph, the first
+    time a backward runs; when no input needs a gradient there is one inference graph,
+    for `inference_compiler` (default: `fw_compiler`). `decompositions` maps operators to the functions that replace them
     while tracing; `keep_inference_input_mutations` keeps an in-place update of an
     input inside an inference graph (torchair asks for it) instead of returning the
     new value for the caller to copy back.
@@ -63,6 +64,7 @@ def aot_backend(fw_compiler: GraphCompiler, bw_compiler: GraphCompiler | None = 
             gm, example_inputs,
             fw_compiler=boxed(fw_compiler),
             bw_compiler=boxed(bw_compiler or fw_compiler),
+            inference_compiler=boxed(inference_compiler or fw_compiler),
             decompositions=decompositions,
             keep_inference_input_mutations=keep_inference_input_mutations,
         )

@@ -117,19 +117,17 @@ class FakeNpuBackend:
 
     def __call__(self, gm: torch.fx.GraphModule, example_inputs: list[Any]) -> Callable[..., Any]:
         backend = aot_backend(self.recorder("forward"), self.recorder("backward"),
+                              inference_compiler=self.recorder("inference"),
                               keep_inference_input_mutations=True)
         return backend(gm, example_inputs)
 
     def recorder(self, kind: str) -> Callable[..., Any]:
         def record(graph: torch.fx.GraphModule, example_inputs: list[Any]) -> Callable[..., Any]:
-            needs_grad = any(isinstance(each, torch.Tensor) and each.requires_grad
-                             for each in example_inputs)
-            label = kind if kind == "backward" or needs_grad else "inference"
             problems = torchair_problems(graph, example_inputs, self.mode)
             if problems:
                 raise ValueError("torchair would reject this graph:\n  " + "\n  ".join(problems))
             self.handoffs.append(NpuHandoff(
-                graph, label, list(example_inputs),
+                graph, kind, list(example_inputs),
                 [getattr(each, "device", None) for each in example_inputs]))
             return graph.forward
 
