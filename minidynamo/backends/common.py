@@ -16,6 +16,7 @@ Compare with TorchDynamo: `torch/_dynamo/backends/common.py` (`aot_autograd`),
 
 from __future__ import annotations
 
+import collections
 from typing import Any, Callable
 
 import torch
@@ -107,12 +108,10 @@ class OpCounter:
     """A backend that counts the operators of each graph it receives, prints them if
     asked, and runs the graph as it is: the smallest useful backend (chapter 10).
 
-    `graphs` holds one `collections.Counter` per graph, keyed by the operator's name
-    (`torch.sin`, `add`, `relu` for a module call, `sum` for a method), in the graph's
-    order."""
+    `graphs` holds one `collections.Counter` per graph (`count_ops`)."""
 
     def __init__(self, *, verbose: bool = False) -> None:
-        self.graphs: list[Any] = []
+        self.graphs: list[collections.Counter] = []
         self.verbose = verbose
         self.__name__ = "OpCounter"
 
@@ -125,15 +124,14 @@ class OpCounter:
         return gm.forward
 
 
-def count_ops(gm: torch.fx.GraphModule) -> Any:
-    """How many times each operator is called in `gm`, by name, in order of first use.
+def count_ops(gm: torch.fx.GraphModule) -> collections.Counter:
+    """How many times each operator is called in `gm`, keyed by its name, the names in
+    the order the graph first calls them.
 
-    A `call_function` node is named by its target: `torch.sin` for a torch function,
-    `operator.add` as `add`, an ATen overload as `aten.mm.default`; a `call_method`
-    node by the method (`sum`); a `call_module` node by the module's class, lowercased
-    (`linear`). Placeholders, `get_attr` and the output are not operators."""
-    import collections
-
+    A `call_function` node is named by `op_name(node.target)`; a `call_method` node by
+    the method's name (`"sum"`); a `call_module` node (in a graph from
+    `torch.fx.symbolic_trace`: Dynamo inlines modules) by the submodule's class name
+    (`"Linear"`). Placeholders, `get_attr` nodes and the output are not operators."""
     counts: collections.Counter = collections.Counter()
     for node in gm.graph.nodes:
         if node.op == "call_function":
@@ -141,16 +139,29 @@ def count_ops(gm: torch.fx.GraphModule) -> Any:
         elif node.op == "call_method":
             counts[node.target] += 1
         elif node.op == "call_module":
-            counts[type(gm.get_submodule(node.target)).__name__.lower()] += 1
+            counts[type(gm.get_submodule(node.target)).__name__] += 1
     return counts
 
 
+# Where torch's C functions live, by the module users import them from
+PUBLIC_MODULES = {
+    "_operator": "operator",
+    "torch._C._nn": "torch.nn.functional",
+    "torch._C._linalg": "torch.linalg",
+    "torch._C._special": "torch.special",
+    "torch._C._fft": "torch.fft",
+    "torch._C._VariableFunctions": "torch",
+    "builtins": "",
+}
+
+
 def op_name(target: Any) -> str:
-    """The name of a call_function's target: `aten.mm.default`, `torch.sin`, `add`."""
+    """The name of a call_function's target, as users write it: `torch.sin`,
+    `operator.add`, `torch.nn.functional.linear`, `getattr`, and for an ATen operator
+    of an AOTAutograd graph its overload, `aten.mm.default`."""
     if isinstance(target, torch._ops.OpOverload):
         return str(target)
     module = getattr(target, "__module__", None) or ""
-    name = getattr(target, "__name__", repr(target))
-    if module in ("torch", "torch.nn.functional", "torch.functional"):
-        return f"{'torch' if module != 'torch.nn.functional' else 'F'}.{name}"
-    return name
+    module = PUBLIC_MODULES.get(module, module)
+    name = getattr(target, "__name__", None) or repr(target)
+    return f"{module}.{name}" if module else name

@@ -138,7 +138,8 @@ register_backend(FakeNpuBackend(), name="fake_npu", tags=("debug",))
 
 
 # What a call_function node of an ATen graph may call besides an ATen operator: reading
-# one output of a multi-output operator, and arithmetic on symbolic sizes.
+# one output of a multi-output operator (getitem), and arithmetic on symbolic sizes
+# (the others, whose result is then not a tensor).
 SYMBOLIC_HELPERS = (operator.getitem, operator.add, operator.sub, operator.mul,
                     operator.floordiv, operator.mod, operator.neg, operator.truediv,
                     operator.eq, operator.ne, operator.lt, operator.le, operator.gt,
@@ -150,8 +151,9 @@ def torchair_problems(graph: torch.fx.GraphModule, example_inputs: list[Any], mo
     would take it).
 
     torchair converts node by node, so every call must be an ATen operator overload
-    (`aten.mm.default`, not `torch.mm`: the graph must come from AOTAutograd) or a
-    helper on sizes (`SYMBOLIC_HELPERS`); every example input is a tensor, an int, a
+    (`aten.mm.default`, not `torch.mm`: the graph must come from AOTAutograd), a
+    `getitem` of a multi-output operator, or arithmetic on sizes (`SYMBOLIC_HELPERS`,
+    `is_torchair_call`); every example input is a tensor, an int, a
     float, a bool or a symbol; the tensors share one device; and in "reduce-overhead"
     mode, an ACL graph replays kernels recorded for fixed shapes, so no input may be a
     symbol and no tensor may have a symbolic size (compile with dynamic=False)."""
@@ -159,8 +161,7 @@ def torchair_problems(graph: torch.fx.GraphModule, example_inputs: list[Any], mo
     for node in graph.graph.nodes:
         if node.op in ("call_module", "call_method"):
             problems.append(f"node {node.name}: {node.op} {node.target!r} (only ATen operators)")
-        elif node.op == "call_function" and not (
-                isinstance(node.target, torch._ops.OpOverload) or node.target in SYMBOLIC_HELPERS):
+        elif node.op == "call_function" and not is_torchair_call(node):
             problems.append(f"node {node.name}: {getattr(node.target, '__name__', node.target)} "
                             "is not an ATen operator")
     devices = set()
@@ -181,3 +182,13 @@ def torchair_problems(graph: torch.fx.GraphModule, example_inputs: list[Any], mo
     if len(devices) > 1:
         problems.append(f"inputs on several devices: {', '.join(sorted(map(str, devices)))}")
     return problems
+
+
+def is_torchair_call(node: torch.fx.Node) -> bool:
+    """Whether torchair converts this call_function node: an ATen operator, a getitem,
+    or a size helper whose result is not a tensor (`x + y` on tensors is `operator.add`
+    in a Dynamo graph, an ATen operator only after AOTAutograd)."""
+    if isinstance(node.target, torch._ops.OpOverload) or node.target is operator.getitem:
+        return True
+    value = node.meta.get("val", node.meta.get("example_value"))
+    return node.target in SYMBOLIC_HELPERS and not isinstance(value, torch.Tensor)
