@@ -391,7 +391,8 @@ class OutputGraph:
         return (node for node in self.graph.nodes if node.op.startswith("call_"))
 
     def call_graph(self, outputs: list[torch.fx.Node]) -> list[Instruction]:
-        """Finish and compile the graph; the instructions that call it (none if empty)."""
+        """Finish and compile the graph (`call_backend`); the instructions that call it
+        (none if the graph is empty)."""
         self.graph.output(tuple(outputs))
         self.remove_unused_nodes()
         remove_grad_mode_toggles(self.graph)  # a block entered just before a break

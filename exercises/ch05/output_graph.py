@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Iterator, Sequence
 import sympy
 import torch
+import torch._guards
 import torch.fx
 from torch._subclasses.fake_tensor import DataDependentOutputException, DynamicOutputShapeException, FakeTensorMode
 from torch.fx.experimental.symbolic_shapes import DimDynamic, ShapeEnv, free_symbols
@@ -66,5 +67,6 @@ class OutputGraph:
         raise NotImplementedError("ch05.2: Record an operation as an FX node with its example value")
 
     def call_graph(self, outputs: list[torch.fx.Node]) -> list[Instruction]:
-        """Finish and compile the graph; the instructions that call it (none if empty)."""
+        """Finish and compile the graph (`call_backend`); the instructions that call it
+        (none if the graph is empty)."""
         raise NotImplementedError("ch05.3: Compile the graph with the backend and emit the call")

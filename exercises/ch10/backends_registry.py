@@ -29,5 +29,13 @@ from minidynamo.backends.registry import Backend
 
 
 def lookup_backend(backend: str | Backend) -> Backend:
-    """The backend callable for a name or a callable (see the module's docstring)."""
+    """The backend callable for `backend`, a name or a callable.
+
+    A callable is the backend itself. A name is looked up in this registry, then among
+    the entry points of the group `ENTRY_POINT_GROUP` (`_load_entry_point` registers the
+    one of that name, if a package offers it), then in torch's registry
+    (`_torch_backend_names`, `torch._dynamo.lookup_backend`). A backend found here that
+    has a `check_available` method is checked before it is returned. An unknown name is
+    `InvalidBackend`, listing the names of this registry and torch's default listing
+    (`torch._dynamo.list_backends()`); anything else is a `TypeError`."""
     raise NotImplementedError("ch10.2: Backends by name: the registry, entry points, then torch's registry")

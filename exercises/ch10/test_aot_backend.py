@@ -8,6 +8,8 @@ function must compute eager's values and gradients.
 
 from __future__ import annotations
 
+import warnings
+
 import pytest
 import torch
 from torch._dynamo.backends.common import aot_autograd
@@ -105,6 +107,31 @@ def test_plain_and_boxed_compilers_both_work():
         torch.testing.assert_close(result, fn(*inputs_of(fn, requires_grad=True)))
         result.sum().backward()
         assert args[0].grad is not None
+
+
+@pytest.mark.task("ch10.3")
+def test_plain_callables_are_boxed_so_aot_autograd_does_not_warn():
+    """AOTAutograd warns when a compiler's function does not take boxed arguments (one
+    list): `aot_backend` boxes a plain callable itself."""
+    fn = PROGRAMS[0]
+    with warnings.catch_warnings():
+        warnings.filterwarnings("error", message=".*boxed arguments")
+        args = inputs_of(fn, requires_grad=True)
+        minidynamo.compile(fn, backend=aot_backend(lambda gm, inputs: gm.forward))(*args).sum().backward()
+        minidynamo.reset()
+        minidynamo.compile(fn, backend=aot_backend(lambda gm, inputs: gm.forward))(*inputs_of(fn))
+
+
+@pytest.mark.task("ch10.3")
+def test_a_failing_compiler_is_reported_under_the_backends_name():
+    def no_kernels(gm, example_inputs):
+        raise RuntimeError("no kernels for this graph")
+
+    fn = PROGRAMS[1]
+    with pytest.raises(minidynamo.BackendCompilerFailed) as raised:
+        minidynamo.compile(fn, backend=aot_backend(no_kernels))(*inputs_of(fn))
+    assert "backend='aot_backend(no_kernels)' raised" in str(raised.value)
+    assert "no kernels for this graph" in str(raised.value)
 
 
 @pytest.mark.task("ch10.3")

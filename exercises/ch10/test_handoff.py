@@ -97,9 +97,11 @@ def test_a_backend_must_return_a_callable(returned):
 
     with pytest.raises(minidynamo.BackendCompilerFailed) as raised:
         minidynamo.compile(scale, backend=wrong)(torch.ones(2), 2)
-    message = str(raised.value)
-    assert f"returned {type(returned).__name__}, not a callable" in message
-    assert "backend='wrong'" in message and "scale" in message
+    error = raised.value
+    assert isinstance(error.inner_exception, TypeError) and error.frame_name == "scale"
+    assert str(error).startswith(f"backend='wrong' raised:\nTypeError: the backend returned "
+                                 f"{type(returned).__name__}, not a callable")
+    assert str(error).endswith("while compiling the graph captured from scale")
 
 
 @pytest.mark.task("ch10.4")

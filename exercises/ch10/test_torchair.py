@@ -109,6 +109,24 @@ def test_numbers_are_inputs_other_values_are_not():
 
 
 @pytest.mark.task("ch10.5")
+def test_each_input_is_judged_on_its_own():
+    """A number after a symbolic input is not symbolic; a value that is not a tensor or
+    a number is one problem, whatever came before it and in every mode."""
+    fn = PROGRAMS[0]
+    [(graph, inputs)] = aten_graphs(fn, inputs_of(fn), dynamic=True)
+    symbolic = next(index for index, each in enumerate(inputs) if isinstance(each, torch.SymInt) or (
+        isinstance(each, torch.Tensor) and any(isinstance(size, torch.SymInt) for size in each.shape)))
+    before = torchair_problems(graph, inputs[:symbolic + 1], "reduce-overhead")
+    assert torchair_problems(graph, [*inputs[:symbolic + 1], 7, 1.5], "reduce-overhead") == before
+    assert torchair_problems(graph, [2, *inputs[:symbolic + 1]], "reduce-overhead") == [
+        problem.replace(f"input {symbolic}:", f"input {symbolic + 1}:") for problem in before]
+    for mode in ("max-autotune", "reduce-overhead"):
+        assert len(torchair_problems(graph, ["text"], mode)) == 1
+        after = torchair_problems(graph, [*inputs[:symbolic + 1], object()], mode)
+        assert len(after) == len(torchair_problems(graph, inputs[:symbolic + 1], mode)) + 1
+
+
+@pytest.mark.task("ch10.5")
 def test_the_fake_npu_backend_refuses_what_torchair_would():
     fn = PROGRAMS[0]
     minidynamo.reset()

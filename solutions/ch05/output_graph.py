@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Iterator, Sequence
 import sympy
 import torch
+import torch._guards
 import torch.fx
 from torch._subclasses.fake_tensor import DataDependentOutputException, DynamicOutputShapeException, FakeTensorMode
 from torch.fx.experimental.symbolic_shapes import DimDynamic, ShapeEnv, free_symbols
@@ -78,7 +79,8 @@ class OutputGraph:
         return self.wrap_result(tx, node, example)
 
     def call_graph(self, outputs: list[torch.fx.Node]) -> list[Instruction]:
-        """Finish and compile the graph; the instructions that call it (none if empty)."""
+        """Finish and compile the graph (`call_backend`); the instructions that call it
+        (none if the graph is empty)."""
         self.graph.output(tuple(outputs))
         self.remove_unused_nodes()
         remove_grad_mode_toggles(self.graph)  # a block entered just before a break
@@ -89,8 +91,7 @@ class OutputGraph:
         if logs.is_enabled("graph_code"):
             code = gm.print_readable(print_output=False, include_stride=True, include_device=True)
             logs.graph_code_log.debug("TRACED GRAPH\n ===== %s =====\n %s\n", name, code)
-        example_inputs = [graph_input.value for graph_input in self.graph_inputs]
-        compiled = self.backend(gm, example_inputs)
+        compiled = self.call_backend(gm)
         self.compiled_graph = gm
         self.f_globals[name] = self.installed_globals[name] = compiled
         instructions = [create_instruction("LOAD_GLOBAL", argval=name, arg=1)]
