@@ -43,6 +43,8 @@ import types
 import weakref
 from typing import Any, Callable
 
+import torch
+
 from minidynamo import config
 from minidynamo.bytecode import Instruction, assemble, scan
 from minidynamo.cache import CacheEntry, FrameCache, cache_of
@@ -144,6 +146,8 @@ def compile_frame(function: Any, *, backend: Backend, fullgraph: bool,
         inner = compile_frame(function.__func__, backend=backend, fullgraph=fullgraph,
                               dynamic=dynamic)
         return types.MethodType(inner, function.__self__)
+    if isinstance(function, torch.nn.Module):
+        return compile_module_call(function, backend=backend, fullgraph=fullgraph, dynamic=dynamic)
     if not isinstance(function, types.FunctionType) or is_skipped_frame(function):
         return function
 
@@ -152,6 +156,32 @@ def compile_frame(function: Any, *, backend: Backend, fullgraph: bool,
         return call_compiled(function, args, kwargs, backend, fullgraph, dynamic=dynamic)
 
     return compiled_frame
+
+
+def compile_module_call(module: torch.nn.Module, **options: Any) -> Any:
+    """A module called natively: `nn.Module.__call__` (torch's code, not compiled) ends
+    in `self.forward(*args, **kwargs)` when the module and the process have no hooks,
+    and under PEP 523 that forward is a frame TorchDynamo compiles. So: with no hooks,
+    the module's forward compiled as a frame; with hooks, the module's own call."""
+    forward = compile_frame(module.forward, **options)
+
+    @functools.wraps(type(module).__call__)
+    def call_module(*args: Any, **kwargs: Any) -> Any:
+        if has_hooks(module):
+            return module(*args, **kwargs)
+        return forward(*args, **kwargs)
+
+    return call_module
+
+
+def has_hooks(module: torch.nn.Module) -> bool:
+    """Whether `nn.Module._call_impl` would run a hook for this module."""
+    from torch.nn.modules import module as modules
+
+    return bool(module._backward_hooks or module._backward_pre_hooks or module._forward_hooks
+                or module._forward_pre_hooks or modules._global_backward_pre_hooks
+                or modules._global_backward_hooks or modules._global_forward_hooks
+                or modules._global_forward_pre_hooks)
 
 
 def is_skipped_frame(function: types.FunctionType) -> bool:

@@ -523,7 +523,8 @@ def reporting_failures(backend: Backend, frame_name: str) -> Backend:
 
 
 # Operations recorded only for their effect when the graph runs: they return nothing.
-RUN_TIME_CHECKS = frozenset({torch._assert_async, torch._assert})
+# (`_log_api_usage_once` is what nn.Module.__init__ calls first: torch.compile keeps it.)
+RUN_TIME_CHECKS = frozenset({torch._assert_async, torch._assert, torch._C._log_api_usage_once})
 
 
 def has_side_effect(kind: str, target: Any) -> bool:

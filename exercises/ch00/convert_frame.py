@@ -29,6 +29,7 @@ import sys
 import types
 import weakref
 from typing import Any, Callable
+import torch
 from minidynamo import config
 from minidynamo.bytecode import Instruction, assemble, scan
 from minidynamo.cache import CacheEntry, FrameCache, cache_of

@@ -114,6 +114,22 @@ def one_graph(x, y):
     return (x * y).relu() + SHIFT
 
 
+class Printing(torch.nn.Module):
+    """A module whose forward breaks: called natively, that forward is a frame."""
+
+    def forward(self, x):
+        y = torch.cos(x) * 2
+        print("forward")
+        return y + 1
+
+
+PRINTING = Printing()
+
+
+def calls_module(x):
+    return PRINTING(x).sum()
+
+
 def tensors(*shapes):
     generator = torch.Generator().manual_seed(0)
     return [torch.randn(shape, generator=generator) for shape in shapes]

@@ -24,7 +24,8 @@ from . import samples
 
 
 @pytest.mark.task("ch00.3")
-@pytest.mark.parametrize("program", [samples.breaks, samples.calls_helper, samples.calls_method],
+@pytest.mark.parametrize("program", [samples.breaks, samples.calls_helper, samples.calls_method,
+                                     samples.calls_module],
                          ids=lambda program: program.__name__)
 def test_frames_run_natively_are_compiled_like_torch(program):
     x, = samples.tensors((4,))
@@ -98,6 +99,30 @@ def test_fullgraph_is_passed_on(program):
     _, value, graphs = minidynamo_graphs(program, x, fullgraph=False)
     torch.testing.assert_close(value, program(x))
     assert graphs == torch_graphs(program, x)
+
+
+@pytest.mark.task("ch00.3")
+@pytest.mark.parametrize("dynamic", [None, True], ids=["automatic", "dynamic"])
+def test_a_module_has_its_forward_compiled_with_the_wrappers_options(dynamic, capsys):
+    """nn.Module.__call__ is torch's code; without hooks it runs `forward`, the frame
+    that PEP 523 gives TorchDynamo: the wrapper compiles that forward."""
+    x, = samples.tensors((3,))
+    _, value, graphs = minidynamo_graphs(samples.PRINTING, x, dynamic=dynamic)
+    torch.testing.assert_close(value, samples.PRINTING(x))
+    assert graphs == torch_graphs(samples.PRINTING, x, dynamic=dynamic) and len(graphs) == 2
+    with pytest.raises(minidynamo.Unsupported):
+        minidynamo_graphs(samples.PRINTING, x, fullgraph=True)
+
+
+@pytest.mark.task("ch00.3")
+def test_a_module_with_a_hook_is_called_as_it_is():
+    calls = []
+    module = samples.Printing()
+    module.register_forward_hook(lambda mod, args, out: calls.append(len(args)) or out * 10)
+    x, = samples.tensors((3,))
+    compiled = convert_frame.compile_frame(module, backend=RecordingBackend(), fullgraph=False)
+    torch.testing.assert_close(compiled(x), module(x))
+    assert calls == [1, 1]  # once for each call: the hook ran, and ran once
 
 
 NOT_COMPILED = {

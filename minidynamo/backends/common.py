@@ -79,7 +79,10 @@ def run_as_is(gm: torch.fx.GraphModule, example_inputs: list[Any]) -> Callable[.
     return gm.forward
 
 
-aot_eager = register_backend(aot_backend(run_as_is), name="aot_eager", tags=("debug",))
+@register_backend(tags=("debug",))
+def aot_eager(gm: torch.fx.GraphModule, example_inputs: list[Any]) -> Callable[..., Any]:
+    """AOTAutograd's graphs, run as they are: `aot_backend(run_as_is)`."""
+    return aot_backend(run_as_is)(gm, example_inputs)
 
 
 @register_backend

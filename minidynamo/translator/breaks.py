@@ -50,6 +50,8 @@ from __future__ import annotations
 import functools
 import itertools
 import types
+
+import torch
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable
 
@@ -395,15 +397,25 @@ class GraphBreakMixin:
 
     def load_operand(self: InstructionTranslator, codegen: PyCodegen, temp: str | None,
                      *, as_frame: bool) -> None:
-        """Push an operand of the breaking instruction back. A called user function goes
-        through minidynamo's wrapper, so it is compiled as a frame of its own."""
+        """Push an operand of the breaking instruction back. A called user function or
+        nn.Module goes through minidynamo's wrapper, so it is compiled as a frame of its
+        own (a module: its forward, `compile_module_call`)."""
         if temp is None:
             return codegen.append("PUSH_NULL")
-        if not (as_frame and isinstance(self.state_values[temp], BaseUserFunctionVariable)):
+        value = self.state_values[temp]
+        if not (as_frame and (isinstance(value, BaseUserFunctionVariable) or is_module(value))):
             return codegen.append("LOAD_FAST", argval=temp)
         codegen.load_callable(self.output.frame_compiler)
         codegen.append("LOAD_FAST", argval=temp)
         codegen.call_function(1)
+
+
+def is_module(value: VariableTracker) -> bool:
+    """Whether a tracker stands for an nn.Module (existing, or made while tracing)."""
+    try:
+        return issubclass(value.python_type(), torch.nn.Module)
+    except Unsupported:  # a tracker that cannot say its type (a NULL)
+        return False
 
 
 def native_copy(inst: Instruction, kw_names: tuple[str, ...]) -> list[Instruction]:

@@ -110,6 +110,8 @@ class BaseUserFunctionVariable(VariableTracker):
     def call_function(
         self, tx: Translator, args: Sequence[VariableTracker], kwargs: dict[str, VariableTracker]
     ) -> VariableTracker:
+        if self.get_code() in compiler_bookkeeping_codes():
+            return ConstantVariable(None)
         return tx.inline_user_function(self, args, kwargs)
 
     def python_type(self) -> type:
@@ -117,6 +119,17 @@ class BaseUserFunctionVariable(VariableTracker):
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.get_code().co_name})"
+
+
+@functools.cache
+def compiler_bookkeeping_codes() -> frozenset[types.CodeType]:
+    """Code that only updates torch.compile's own records, and returns None: once
+    torch.compile has run in the process, `nn.Module.__init__` is wrapped to tag each
+    new module with a generation (`torch._dynamo.mutation_guard`), which TorchDynamo
+    does not trace. Neither do we: the call is dropped."""
+    from torch._dynamo.mutation_guard import GenerationTracker
+
+    return frozenset({GenerationTracker.tag.__func__.__code__})
 
 
 @dataclass(frozen=True, eq=False, repr=False)

@@ -150,6 +150,12 @@ def object_attribute(
     if attribute is not _MISSING:
         return class_attribute(tx, obj, cls, name, attribute, source)
     custom_getattr = _lookup_static(cls, "__getattr__")
+    if value is None and isinstance(custom_getattr, types.FunctionType):
+        # an object made while tracing (an nn.Module's buffers and submodules): Python
+        # calls the class's __getattr__ when the lookup fails, and so do we, inlined
+        from minidynamo.variables.functions import UserFunctionVariable
+
+        return UserFunctionVariable(custom_getattr).call_function(tx, [obj, constant(name)], {})
     if custom_getattr is not _MISSING and custom_getattr is not torch.nn.Module.__getattr__:
         what = f"{cls.__name__} defines __getattr__ (reading {name!r})"
         graph_break(UNSUPPORTED_ATTRIBUTE, what)
@@ -319,7 +325,7 @@ def _is_plain_class(cls: type) -> bool:
         type(cls).__call__ is type.__call__
         and cls.__new__ is base.__new__
         and not issubclass(
-            cls, (torch.nn.Module, torch.Tensor, BaseException, collections.defaultdict))
+            cls, (torch.Tensor, BaseException, collections.defaultdict))
         and (cls.__init__ is base.__init__ or isinstance(cls.__init__, types.FunctionType))
         and (cls.__setattr__ is object.__setattr__
              or isinstance(cls.__setattr__, types.FunctionType))
@@ -418,7 +424,32 @@ class UserDefinedObjectVariable(VariableTracker):
     def call_function(
         self, tx: Translator, args: Sequence[VariableTracker], kwargs: dict[str, VariableTracker]
     ) -> VariableTracker:
+        if self.value is None and self.is_module_without_hooks(tx):
+            # nn.Module.__call__ ends in self.forward(...) when no hook is set; going
+            # there directly keeps torch's frames out of the user's stack, as in torch
+            return self.var_getattr(tx, "forward").call_function(tx, args, kwargs)
         return self.var_getattr(tx, "__call__").call_function(tx, args, kwargs)
+
+    def is_module_without_hooks(self, tx: Translator) -> bool:
+        """Whether this is an nn.Module made while tracing, called with the module's own
+        `__call__`, that no hook of its own or of the process would run for."""
+        from torch.nn.modules import module as modules
+
+        from minidynamo.variables.dicts import ConstDictVariable
+
+        if not (issubclass(self.cls, torch.nn.Module)
+                and self.cls.__call__ is torch.nn.Module.__call__):
+            return False
+        if (modules._global_forward_hooks or modules._global_forward_pre_hooks
+                or modules._global_backward_hooks or modules._global_backward_pre_hooks):
+            return False
+        for name in ("_forward_hooks", "_forward_pre_hooks", "_backward_hooks",
+                     "_backward_pre_hooks"):
+            hooks = self.attributes.get(name)
+            hooks = tx.output.side_effects.latest(hooks) if hooks is not None else None
+            if not (isinstance(hooks, ConstDictVariable) and not hooks.items):
+                return False
+        return True
 
     def get_iterator(self, tx: Translator) -> VariableTracker:
         return self.call_method(tx, "__iter__", [], {}).get_iterator(tx)

@@ -13,6 +13,7 @@ import sys
 import types
 import weakref
 from typing import Any, Callable
+import torch
 from minidynamo import config
 from minidynamo.bytecode import Instruction, assemble, scan
 from minidynamo.cache import CacheEntry, FrameCache, cache_of
@@ -25,7 +26,9 @@ from minidynamo.variables.ctx_manager import restoring_grad_mode
 from minidynamo.translator.breaks import RestartAnalysis, route_calls
 
 # defined next to the exercises in the package:
-from minidynamo.convert_frame import call_compiled, is_skipped_frame
+from minidynamo.convert_frame import (
+    call_compiled, compile_module_call, is_skipped_frame,
+)
 
 
 def frame_locals(fn: types.FunctionType, args: tuple, kwargs: dict[str, Any]) -> dict[str, Any]:
@@ -71,6 +74,8 @@ def compile_frame(function: Any, *, backend: Backend, fullgraph: bool,
         inner = compile_frame(function.__func__, backend=backend, fullgraph=fullgraph,
                               dynamic=dynamic)
         return types.MethodType(inner, function.__self__)
+    if isinstance(function, torch.nn.Module):
+        return compile_module_call(function, backend=backend, fullgraph=fullgraph, dynamic=dynamic)
     if not isinstance(function, types.FunctionType) or is_skipped_frame(function):
         return function
 

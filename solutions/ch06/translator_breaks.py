@@ -8,6 +8,7 @@ from __future__ import annotations
 import functools
 import itertools
 import types
+import torch
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable
 from minidynamo.bytecode import Instruction, create_instruction, opcodes, scan

@@ -5,9 +5,12 @@ parameters) requiring gradients: eagerly, and compiled with aot_eager (two corpu
 programs also with inductor). The loss is the sum of every differentiable output;
 the outputs and every gradient must equal eager's, and the compiled run must have
 captured its one graph (strict mode: no eager fallback can pass). Two real models of
-the model suite (GPT-2 and BERT, tiny configs, dropout off) train for two steps, with
+the model suite (GPT-2 and BERT, tiny configs, dropout off, the loss computed by the
+model from `labels`: GPT-2 breaks once in its loss path, as torch.compile does, and
+BERT's head builds a CrossEntropyLoss module while tracing) train for two steps, with
 an optimizer step outside the compiled function between them: the losses and all
-gradients equal eager's, and the second step reuses the first step's graphs.
+gradients equal eager's, the graphs are as many as torch.compile's, and the second step
+reuses the first step's graphs.
 """
 
 from __future__ import annotations
@@ -133,25 +136,15 @@ TRAINING_MODELS = {
 }
 
 
-def loss_of(model_output, ids):
-    """GPT-2 computes its loss from `labels` inside the compiled call (torch.compile
-    breaks there, as minidynamo does); BertForMaskedLM would construct a
-    CrossEntropyLoss module while tracing, which minidynamo does not trace yet, so its
-    loss is computed outside the compiled call."""
-    if model_output.loss is not None:
-        return model_output.loss
-    return torch.nn.functional.cross_entropy(model_output.logits.flatten(0, 1), ids.flatten())
-
-
-def train_two_steps(model, step_fn, with_labels):
-    """Two steps of SGD; the losses and the gradients of each step."""
+def train_two_steps(model, step_fn):
+    """Two steps of SGD, the loss computed by the model from `labels`; the losses and
+    the gradients of each step."""
     optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
     record = []
     for seed in (0, 1):
         ids = zoo.token_ids(seed)
         optimizer.zero_grad()
-        labels = {"labels": ids} if with_labels else {}
-        loss = loss_of(step_fn(input_ids=ids, **labels), ids)
+        loss = step_fn(input_ids=ids, labels=ids).loss
         loss.backward()
         record.append((loss.detach(), {name: parameter.grad.clone()
                                        for name, parameter in model.named_parameters()
@@ -162,19 +155,19 @@ def train_two_steps(model, step_fn, with_labels):
 
 @pytest.mark.parametrize("name", TRAINING_MODELS)
 def test_real_models_train_as_eager(name):
-    build, labels = TRAINING_MODELS[name], name == "gpt2"
+    build = TRAINING_MODELS[name]
     expected_model = build().train()
-    expected = train_two_steps(expected_model, expected_model, labels)
+    expected = train_two_steps(expected_model, expected_model)
 
     model = build().train()
     backend, graphs = counting("aot_eager")
     minidynamo.reset()
     compiled = minidynamo.compile(model, backend=backend)
-    actual = train_two_steps(model, compiled, labels)
+    actual = train_two_steps(model, compiled)
     torch._dynamo.reset()
     torch_backend, torch_graphs = counting("aot_eager")
     reference = build().train()
-    train_two_steps(reference, torch.compile(reference, backend=torch_backend), labels)
+    train_two_steps(reference, torch.compile(reference, backend=torch_backend))
 
     assert len(graphs) == len(torch_graphs) >= 1  # the second step hit the cache
     for step, ((loss, grads), (want_loss, want_grads)) in enumerate(zip(actual, expected)):

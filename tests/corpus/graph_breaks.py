@@ -12,11 +12,11 @@ containers, closures and NULLs on the stack at the break; breaks where torch.com
 gives up on the whole frame (inside ``try``, inside loops) or falls back to the last
 statement boundary and runs the frame's own bytecode after it (a break no resume
 function can follow, once the graph has two operations); breaks inside grad-mode
-``with`` blocks, whose outputs must keep eager's ``requires_grad``. Cases tagged
-``known_gap`` are breaks minidynamo does not yet handle like torch: a module
-constructed while tracing whose ``forward`` then breaks (torch.compile traces
-``nn.Module.__init__``, with ``torch._C._log_api_usage_once`` in its first graph, and
-rebuilds the new module at the break; minidynamo breaks at the construction). An
+``with`` blocks, whose outputs must keep eager's ``requires_grad``; a module
+constructed while tracing whose ``forward`` then breaks (both trace
+``nn.Module.__init__``, with ``torch._C._log_api_usage_once`` in the first graph,
+rebuild the new module at the break and compile its ``forward`` as a frame). Cases
+tagged ``known_gap`` are breaks minidynamo does not yet handle like torch. An
 object's method that breaks while the object, made while tracing, is live runs the
 frame eagerly in both: neither rebuilds that bound method. (A callee called twice
 natively reuses its cache entry; a frame that falls back to eager, and the bytecode
@@ -627,7 +627,6 @@ def helper_in_tuple_on_stack(x):
     return (y + 1, helper_print(y), y - 1)
 
 
-@CASES.tag("known_gap")
 @case(t(3))
 def module_with_print(x):
     return PrintingModule()(x) + 1

@@ -27,6 +27,7 @@ import typing
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
+from torch.nn import MSELoss
 
 from . import Registry
 
@@ -1930,3 +1931,19 @@ def dispatcher_operators(x):
 def model_output_returned_beside_a_tensor(x):
     out = LayerOutput(hidden=x.sin())  # made empty, filled after the rest: torch's output order
     return out, out["hidden"] + 1, Table(a=x.cos())
+
+
+@case(t(4, 5), t(4, 5))
+def loss_module_made_while_tracing(prediction, target):
+    """Model heads build their loss module in forward: nn.Module.__init__ is traced.
+    (torch.compile turns `CrossEntropyLoss(...)` itself into a call of
+    F.cross_entropy, without tracing the constructor; minidynamo traces it, so its
+    graph has nn.Module.__init__'s `_log_api_usage_once` more.)"""
+    loss_function = MSELoss(reduction="sum")
+    return loss_function(prediction, target)
+
+
+@case(t(2, 3))
+def module_made_while_tracing_with_a_submodule(x):
+    block = nn.Sequential(nn.ReLU(), nn.Tanh())
+    return block(x) * 2

@@ -70,6 +70,8 @@ def compile_frame(function: Any, *, backend: Backend, fullgraph: bool,
         inner = compile_frame(function.__func__, backend=backend, fullgraph=fullgraph,
                               dynamic=dynamic)
         return types.MethodType(inner, function.__self__)
+    if isinstance(function, torch.nn.Module):
+        return compile_module_call(function, backend=backend, fullgraph=fullgraph, dynamic=dynamic)
     if not isinstance(function, types.FunctionType) or is_skipped_frame(function):
         return function
 
