@@ -42,6 +42,7 @@ from minidynamo.variables import (
 )
 from minidynamo.variables.dicts import DictPartVariable
 from minidynamo.variables.iterators import IteratorVariable
+from minidynamo.variables.lists import DequeVariable
 
 if TYPE_CHECKING:
     from minidynamo.codegen import PyCodegen
@@ -165,6 +166,21 @@ def _replay_clear_update(codegen: PyCodegen, variable: VariableTracker) -> None:
     codegen.append("POP_TOP")
 
 
+def _replay_deque(codegen: PyCodegen, variable: DequeVariable) -> None:
+    """`new = [items]; d.clear(); d.extend(new)`: a deque has no slice assignment."""
+    for item in variable.items:
+        codegen(item)
+    codegen.append("BUILD_LIST", arg=len(variable.items))
+    contents = codegen.store_temporary()
+    for method, arguments in (("clear", []), ("extend", [contents])):
+        codegen.load_source(variable.source)
+        codegen.append("LOAD_METHOD", argval=method)
+        for name in arguments:
+            codegen.append("LOAD_FAST", argval=name)
+        codegen.call_function(len(arguments))
+        codegen.append("POP_TOP")
+
+
 def _replay_dict_part(codegen: PyCodegen, variable: DictPartVariable) -> None:
     """`replace_entries(d, base, {...})` for the dict part of a dict subclass's instance."""
     codegen.load_callable(replace_entries)
@@ -219,6 +235,7 @@ def _replay_cell(codegen: PyCodegen, variable: CellVariable) -> None:
 
 REPLAYS: dict[type, Callable[[PyCodegen, Any], None]] = {
     ListVariable: _replay_list,
+    DequeVariable: _replay_deque,
     ConstDictVariable: _replay_clear_update,
     DictPartVariable: _replay_dict_part,
     UserDefinedDictVariable: _replay_object_attributes,

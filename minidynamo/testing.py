@@ -26,6 +26,7 @@ Layering: this module sits on top of the package. It imports torch at import tim
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import copy
 import dataclasses
@@ -220,6 +221,10 @@ def _describe(expected: Any, actual: Any, path: str, seen: set) -> str | None:
         return _describe_dict(_module_state(expected), _module_state(actual), path, seen)
     if isinstance(expected, (list, tuple)):
         return _describe_sequence(expected, actual, path, seen)
+    if isinstance(expected, collections.deque):
+        if expected.maxlen != actual.maxlen:
+            return f"{path}: expected maxlen={expected.maxlen}, got maxlen={actual.maxlen}"
+        return _describe_sequence(list(expected), list(actual), path, seen)
     if isinstance(expected, dict):
         return _describe_dict(expected, actual, path, seen)
     if isinstance(expected, float):

@@ -26,6 +26,7 @@ from minidynamo.sources import LocalCellSource
 from minidynamo.variables import CellVariable, ConstDictVariable, ListVariable, NNModuleVariable, SetVariable, UserDefinedDictVariable, UserDefinedObjectVariable, VariableTracker, replace_version
 from minidynamo.variables.dicts import DictPartVariable
 from minidynamo.variables.iterators import IteratorVariable
+from minidynamo.variables.lists import DequeVariable
 if TYPE_CHECKING:
     from minidynamo.codegen import PyCodegen
     from minidynamo.output_graph import OutputGraph

@@ -204,6 +204,18 @@ class VariableBuilder:
         variable = ListVariable(items, source=self.source, object_id=new_object_id())
         return self.output.side_effects.track_existing(value, variable)
 
+    def wrap_deque(self, value: collections.deque) -> VariableTracker:
+        """A deque: its items by index (`d[0]`), its length and its maxlen guarded."""
+        from minidynamo.variables.lists import DequeVariable
+
+        self.guard("LENGTH_CHECK", value)
+        if self.source is not None:
+            self.output.guards.equals_match(AttrSource(self.source, "maxlen"), value.maxlen)
+        items = tuple(self.child(item, index) for index, item in enumerate(value))
+        variable = DequeVariable(items, maxlen=value.maxlen, source=self.source,
+                                 object_id=new_object_id())
+        return self.output.side_effects.track_existing(value, variable)
+
     def wrap_dict(self, value: dict) -> VariableTracker:
         if not all(is_dict_key_value(key) for key in value):
             graph_break(UNSUPPORTED_VALUE, "a dict whose keys are not all constants")
@@ -372,6 +384,7 @@ class VariableBuilder:
         (is_constant_value, by_name("wrap_constant")),
         (lambda v: isinstance(v, tuple), by_name("wrap_tuple")),
         (lambda v: type(v) is list, by_name("wrap_list")),
+        (lambda v: type(v) is collections.deque, by_name("wrap_deque")),
         (lambda v: type(v) in DICT_CLASSES, by_name("wrap_dict")),
         (is_dict_subclass_instance, by_name("wrap_dict_subclass")),
         (lambda v: type(v) is set, by_name("wrap_set")),

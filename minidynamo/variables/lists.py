@@ -16,9 +16,10 @@ Compare with TorchDynamo: `torch/_dynamo/variables/lists.py` (`BaseListVariable`
 
 from __future__ import annotations
 
+import collections
 import operator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 import torch
 
@@ -277,6 +278,112 @@ class ListVariable(BaseListVariable):
         del items[_as_index(tx, index)]
         self.mutated(tx, items)
         return ConstantVariable(None)
+
+
+@dataclass(frozen=True, eq=False, repr=False)
+class DequeVariable(ListVariable):
+    """A `collections.deque`: a list's items and `maxlen`. A full deque drops from the
+    other end as `append` / `appendleft` add (CPython's `deque_append`); a deque has no
+    slices, no `sort`, and `insert` into a full one raises IndexError."""
+
+    maxlen: int | None = None
+
+    def python_type(self) -> type:
+        return collections.deque
+
+    def as_python_constant(self) -> Any:
+        return collections.deque((item.as_python_constant() for item in self.items), self.maxlen)
+
+    def mutated(self, tx: Translator, items: list[VariableTracker], *,
+                keep_right: bool = True) -> DequeVariable:
+        if self.maxlen is not None and len(items) > self.maxlen:
+            items = items[len(items) - self.maxlen:] if keep_right else items[:self.maxlen]
+        return super().mutated(tx, items)
+
+    def var_getattr(self, tx: Translator, name: str) -> VariableTracker:
+        if name == "maxlen":
+            return ConstantVariable(self.maxlen)
+        if name == "sort":
+            raise_observed(AttributeError, "'collections.deque' object has no attribute 'sort'")
+        return super().var_getattr(tx, name)
+
+    def dunder_getitem(self, tx: Translator, index: VariableTracker) -> VariableTracker:
+        if isinstance(_as_index(tx, index), slice):
+            raise_observed(TypeError, "sequence index must be integer, not 'slice'")
+        return super().dunder_getitem(tx, index)
+
+    def method_appendleft(self, tx: Translator, item: VariableTracker) -> VariableTracker:
+        self.mutated(tx, [item, *self.items], keep_right=False)
+        return ConstantVariable(None)
+
+    def method_extendleft(self, tx: Translator, other: VariableTracker) -> VariableTracker:
+        iterator = other.realize().get_iterator(tx)
+        latest = tx.output.side_effects.latest
+        while (item := iterator.next_variable(tx)) is not None:
+            latest(self).method_appendleft(tx, item)
+            iterator = latest(iterator)
+        return ConstantVariable(None)
+
+    def method_popleft(self, tx: Translator) -> VariableTracker:
+        if not self.items:
+            raise_observed(IndexError, "pop from an empty deque")
+        self.mutated(tx, list(self.items[1:]))
+        return self.items[0]
+
+    def method_pop(self, tx: Translator, index: VariableTracker | None = None) -> VariableTracker:
+        if index is not None:
+            raise_observed(TypeError, "deque.pop() takes no arguments (1 given)")
+        if not self.items:
+            raise_observed(IndexError, "pop from an empty deque")
+        return super().method_pop(tx)
+
+    def method_rotate(self, tx: Translator, steps: VariableTracker | None = None) -> VariableTracker:
+        count = len(self.items)
+        shift = 1 if steps is None else steps.as_python_constant()
+        if count:
+            shift %= count
+            self.mutated(tx, [*self.items[count - shift:], *self.items[:count - shift]])
+        return ConstantVariable(None)
+
+    def method_insert(
+        self, tx: Translator, index: VariableTracker, item: VariableTracker
+    ) -> VariableTracker:
+        if self.maxlen is not None and len(self.items) >= self.maxlen:
+            raise_observed(IndexError, "deque already at its maximum size")
+        return super().method_insert(tx, index, item)
+
+    def method_copy(self, tx: Translator) -> VariableTracker:
+        return self.with_items(self.items)
+
+    def dunder_setitem(
+        self, tx: Translator, index: VariableTracker, value: VariableTracker
+    ) -> VariableTracker:
+        if isinstance(_as_index(tx, index), slice):
+            raise_observed(TypeError, "sequence index must be integer, not 'slice'")
+        return super().dunder_setitem(tx, index, value)
+
+    def reconstruct(self, codegen: PyCodegen) -> None:
+        """`collections.deque([items], maxlen)`."""
+        codegen.load_callable(collections.deque)
+        for item in self.items:
+            codegen(item)
+        codegen.append("BUILD_LIST", arg=len(self.items))
+        codegen.load_const(self.maxlen)
+        codegen.call_function(2)
+
+
+def make_deque(tx: Translator, args: Sequence[VariableTracker],
+               kwargs: dict[str, VariableTracker]) -> DequeVariable:
+    """`collections.deque(iterable=(), maxlen=None)` while tracing: a new deque."""
+    bound = dict(zip(("iterable", "maxlen"), args)) | kwargs
+    maxlen = bound["maxlen"].as_python_constant() if "maxlen" in bound else None
+    if maxlen is not None and (not isinstance(maxlen, int) or maxlen < 0):
+        raise_observed(ValueError, "maxlen must be non-negative")
+    deque = DequeVariable((), maxlen=maxlen, object_id=new_object_id())
+    tx.output.side_effects.track_new(deque)
+    if "iterable" in bound:
+        deque.method_extend(tx, bound["iterable"])
+    return tx.output.side_effects.latest(deque)
 
 
 @dataclass(frozen=True, eq=False, repr=False)

@@ -255,6 +255,10 @@ class UserDefinedClassVariable(VariableTracker):
             return NamedTupleVariable(items, tuple_class=self.cls)
         if self.cls in (collections.OrderedDict, collections.defaultdict):
             return _construct_dict(tx, self.cls, args, kwargs)
+        if self.cls is collections.deque:
+            from minidynamo.variables.lists import make_deque
+
+            return make_deque(tx, args, kwargs)
         if _is_plain_class(self.cls):
             return _construct(tx, self, args, kwargs)
         graph_break(UNSUPPORTED_CALL, f"constructing a {self.cls.__name__} while tracing")

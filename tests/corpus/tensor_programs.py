@@ -1947,3 +1947,21 @@ def loss_module_made_while_tracing(prediction, target):
 def module_made_while_tracing_with_a_submodule(x):
     block = nn.Sequential(nn.ReLU(), nn.Tanh())
     return block(x) * 2
+
+
+@case(t(2))
+def deque_made_while_tracing(x):
+    """A bounded deque drops from the other end as it fills."""
+    window = collections.deque([x, x + 1], maxlen=3)
+    window.append(x * 2)
+    window.appendleft(x - 1)
+    first = window.popleft()
+    window.append(x * 5)
+    return first, list(window), len(window), window
+
+
+@case(t(2), collections.deque([t(2), t(2)], maxlen=4))
+def deque_input_mutated(x, history):
+    history.append(x.sum())
+    oldest = history.popleft()
+    return oldest * 2 + x, history[-1]
