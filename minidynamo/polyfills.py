@@ -111,6 +111,27 @@ def product(*iterables: Iterable[Any], repeat: int = 1) -> Iterator[tuple]:
     return iter(results)
 
 
+def zip_longest(*iterables: Iterable[Any], fillvalue: Any = None) -> Iterator[tuple]:
+    """itertools.zip_longest: tuples until the longest iterable ends, `fillvalue` for
+    the ones that ended first."""
+    iterators = [iter(iterable) for iterable in iterables]
+    active = len(iterators)
+    while active:
+        row = []
+        for position, iterator in enumerate(iterators):
+            if iterator is None:
+                row.append(fillvalue)
+                continue
+            try:
+                row.append(next(iterator))
+            except StopIteration:
+                iterators[position] = None
+                active -= 1
+                row.append(fillvalue)
+        if active:
+            yield tuple(row)
+
+
 def combinations(iterable: Iterable[Any], r: int) -> Iterator[tuple]:
     """itertools.combinations: the r-length tuples of items, in order, without repeats."""
     if r < 0:

@@ -133,7 +133,7 @@ POLYFILLS: dict[Callable[..., Any], Callable[..., Any]] = {
     operator.attrgetter: polyfills.attrgetter, collections._count_elements: polyfills.count_elements,
     itertools.chain: polyfills.chain, itertools.islice: polyfills.islice,
     itertools.accumulate: polyfills.accumulate, itertools.product: polyfills.product,
-    itertools.combinations: polyfills.combinations,
+    itertools.combinations: polyfills.combinations, itertools.zip_longest: polyfills.zip_longest,
 }
 
 # pure builtins that may run at trace time on constant arguments

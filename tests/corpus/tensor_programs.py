@@ -1965,3 +1965,9 @@ def deque_input_mutated(x, history):
     history.append(x.sum())
     oldest = history.popleft()
     return oldest * 2 + x, history[-1]
+
+
+@case(t(3))
+def itertools_zip_longest(x):
+    pairs = list(itertools.zip_longest([x, x * 2, x * 3], [1, 2], fillvalue=0))
+    return [a * b for a, b in pairs], list(itertools.zip_longest("ab", [x]))
