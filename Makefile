@@ -85,7 +85,7 @@ mutants: $(STAMP)
 bench: $(STAMP)
 	for bench in benchmarks/bench_*.py; do $(PY) $$bench || exit 1; done
 
-# The differential fuzzer at scale (`make test` runs a few hundred programs of it).
+# The differential fuzzer at scale (`make test` runs 120 programs of it).
 FUZZ_COUNT ?= 10000
 fuzz: $(STAMP)
 	$(PY) -m minidynamo.fuzz --count $(FUZZ_COUNT) --seed 0 --jobs 2 --out fuzz-failures
