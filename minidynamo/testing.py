@@ -1,9 +1,8 @@
 """Testing helpers (chapter 5): compare minidynamo with torch.compile, eager and CPython.
 
-Every test of the package and every graded exercise asks one question: does
-minidynamo do what the real thing does? The real thing is computed in the same run,
-never written down: CPython / eager PyTorch gives the values and the state the inputs
-are left in (side effects applied exactly once); ``torch.compile`` gives the graphs.
+Every test asks: does minidynamo do what the real thing does, computed in the same run?
+CPython / eager PyTorch gives the values and the state the inputs are left in (side
+effects applied exactly once); ``torch.compile`` gives the graphs.
 
     assert_same_as_torch(fn, *args, **kwargs)            # a graded test in one line
     comparison = compare_with_torch(fn, *args, **kwargs)  # .ok, .differences, .report()
@@ -20,8 +19,7 @@ Graphs as data: ``normalize_graph`` (``[("placeholder", "L_x_"), ("call_function
 ``minidynamo.config.strict`` (the runs use it by default), so an internal error
 raises instead of falling back to eager.
 
-Layering: this module sits on top of the package. It imports torch at import time and
-``minidynamo.api`` only inside functions, so a half-built package can be tested.
+Layering: on top of the package; ``minidynamo.api`` is imported only inside functions.
 """
 
 from __future__ import annotations
@@ -221,10 +219,8 @@ def _describe(expected: Any, actual: Any, path: str, seen: set) -> str | None:
         return _describe_dict(_module_state(expected), _module_state(actual), path, seen)
     if isinstance(expected, (list, tuple)):
         return _describe_sequence(expected, actual, path, seen)
-    if isinstance(expected, collections.deque):
-        if expected.maxlen != actual.maxlen:
-            return f"{path}: expected maxlen={expected.maxlen}, got maxlen={actual.maxlen}"
-        return _describe_sequence(list(expected), list(actual), path, seen)
+    if isinstance(expected, collections.deque):  # the items, then the maxlen
+        return _describe_sequence([*expected, expected.maxlen], [*actual, actual.maxlen], path, seen)
     if isinstance(expected, dict):
         return _describe_dict(expected, actual, path, seen)
     if isinstance(expected, float):
@@ -283,8 +279,7 @@ def _same_namedtuple_shape(expected: Any, actual: Any) -> bool:
 
 
 def _module_state(module: torch.nn.Module) -> dict[str, Any]:
-    """What a module's user can observe: training flags, parameters, buffers and the
-    public attributes of it and its submodules (private bookkeeping is left out)."""
+    """What a module's user can observe: training flags, parameters, buffers, public attributes."""
     state: dict[str, Any] = {}
     for prefix, submodule in module.named_modules():
         where = f"{prefix}." if prefix else ""
