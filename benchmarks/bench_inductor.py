@@ -11,7 +11,7 @@ torch.compile. The same graphs give the same kernels, so the target (issue 13) i
 time-per-call ratio of at most 1.02; the compile-time ratio is printed. A ratio above
 1 at these sizes is the front end's cost per call (guards), not the kernels'.
 
-    python benchmarks/bench_inductor.py [--models gpt2 bert llama] [--number 50] [--repeat 5]
+    python benchmarks/bench_inductor.py [--models gpt2 bert llama] [--number 200] [--repeat 7]
 """
 
 from __future__ import annotations
@@ -85,8 +85,8 @@ def _tensors(output) -> list[torch.Tensor]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--models", nargs="+", default=DEFAULT_MODELS)
-    parser.add_argument("--number", type=int, default=50)
-    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--number", type=int, default=200)
+    parser.add_argument("--repeat", type=int, default=7)
     parser.add_argument("--one", nargs=2, metavar=("MODEL", "COMPILER"), help=argparse.SUPPRESS)
     options = parser.parse_args(argv)
     torch.set_num_threads(1)  # steadier figures on a shared machine
