@@ -352,9 +352,6 @@ class DequeVariable(ListVariable):
             raise_observed(IndexError, "deque already at its maximum size")
         return super().method_insert(tx, index, item)
 
-    def method_copy(self, tx: Translator) -> VariableTracker:
-        return self.with_items(self.items)
-
     def dunder_setitem(
         self, tx: Translator, index: VariableTracker, value: VariableTracker
     ) -> VariableTracker:
