@@ -219,7 +219,7 @@ def show_guards(fn_or_module: Callable[..., Any] | torch.nn.Module) -> str:
     frame_cache = cache.lookup(code)
     if frame_cache is None or not frame_cache.entries:
         return ""
-    return "\n".join(f"# cache entry {entry.compile_id}\n{entry.check.source}"
+    return "\n".join(f"# cache entry {entry.compile_id}\n{entry.check.annotated_source()}"
                      for entry in frame_cache.entries)
 
 

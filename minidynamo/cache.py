@@ -57,10 +57,35 @@ class CacheEntry:
     installed_globals: list[str] = field(default_factory=list)
     dynamic: bool | None = None  # compile's `dynamic` option (chapter 9)
     keep_alive: Any = None  # a backend that cannot be weakly referenced
+    _runner: tuple[weakref.ref, types.FunctionType] | None = field(default=None, repr=False)
+
+    def runner(self, fn: types.FunctionType,
+               make: Callable[[types.FunctionType, types.CodeType], types.FunctionType],
+               ) -> types.FunctionType:
+        """`code` as a function in `fn`'s place (`make` is chapter 0's
+        `function_with_code`), made once per `fn` and reused while its defaults are the
+        same objects (its globals and closure cannot be replaced). Forgotten when `fn`
+        dies: it holds `fn`'s cells."""
+        if self._runner is not None:
+            of, runner = self._runner
+            if of() is fn and runner.__defaults__ is fn.__defaults__ and (
+                    runner.__kwdefaults__ is fn.__kwdefaults__):
+                return runner
+        runner = make(fn, self.code)
+        self._runner = weakref.ref(fn, _forget_runner(weakref.ref(self))), runner
+        return runner
 
     def release_globals_with(self, f_globals: dict[str, Any]) -> None:
         """Remove the installed globals from `f_globals` when this entry is collected."""
         weakref.finalize(self, _pop_globals, f_globals, list(self.installed_globals))
+
+
+def _forget_runner(entry_ref: weakref.ref) -> Callable[[weakref.ref], None]:
+    def forget(dead: weakref.ref) -> None:
+        entry = entry_ref()
+        if entry is not None and entry._runner is not None and entry._runner[0] is dead:
+            entry._runner = None
+    return forget
 
 
 def _pop_globals(f_globals: dict[str, Any], names: list[str]) -> None:

@@ -60,6 +60,7 @@ from minidynamo.exc import (
 from minidynamo.guards import CheckFunction
 from minidynamo.logs import graph_breaks_log, guards_log, log, recompiles_log, recompiles_verbose_log
 from minidynamo.output_graph import Backend, OutputGraph
+from minidynamo.sources import install_modules
 from minidynamo.translator import InstructionTranslator
 from minidynamo.variables.ctx_manager import restoring_grad_mode
 from minidynamo.translator.breaks import RestartAnalysis, route_calls
@@ -129,6 +130,7 @@ def transform_code(
             break_points[restart.offset] = restart.error
             continue
         new_code = assemble([*prologue(code), *tx.output_instructions], code)
+        install_modules(new_code, fn.__globals__)
         return new_code, output
 
 
@@ -216,7 +218,7 @@ def call_compiled(
                 entry.dynamic is dynamic) and (entry.f_globals is f_globals) and (
                 entry.check.check(f_locals, f_globals)):
             counters["cache_hits"] += 1
-            return run_transformed(fn, entry.code, args, kwargs)
+            return entry.runner(fn, function_with_code)(*args, **kwargs)
     entry = recompile(cache, fn, args, kwargs, f_locals, backend, fullgraph, owner, dynamic)
     if entry is not None:
         return run_transformed(fn, entry.code, args, kwargs)
@@ -298,6 +300,7 @@ def natively_with_callees_compiled(fn: types.FunctionType, backend: Backend, ful
     original = scan(code)
     start = next(index for index, inst in enumerate(original) if inst.opname == "RESUME") + 1
     native_code = assemble([*original[:start], *route_calls(output, original[start:])], code)
+    install_modules(native_code, fn.__globals__)
     cache_of(code).keep_globals(fn.__globals__, list(output.installed_globals))
     return native_code
 

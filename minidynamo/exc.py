@@ -209,6 +209,15 @@ BREAK_AT_A_STATEMENT_BOUNDARY = BreakKind(
     "step_unsupported); torch._dynamo.step_unsupported() triggers it on purpose",
 )
 
+USER_GRAPH_BREAK = BreakKind(
+    "MD0018", "user-inserted graph break",
+    "The code calls torch._dynamo.graph_break() (or a function put out of graphs with "
+    "torch._dynamo.disallow_in_graph): the graph ends there on purpose, and the call "
+    "runs natively.",
+    "Remove the call if the graph should go on.",
+    torch_id="GB0025", torch_gb_type="Call to `torch._dynamo.graph_break()`",
+)
+
 
 # Every kind, by title: the catalogue page and explain() list them from here.
 CATALOGUE: dict[str, BreakKind] = {kind.title: kind for kind in (
@@ -228,6 +237,7 @@ CATALOGUE: dict[str, BreakKind] = {kind.title: kind for kind in (
     GLOBAL_SIDE_EFFECT,
     GRAPH_BREAK_IN_LOOP,
     BREAK_AT_A_STATEMENT_BOUNDARY,
+    USER_GRAPH_BREAK,
 )}
 
 

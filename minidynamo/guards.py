@@ -50,9 +50,10 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable
 
 import torch
+from torch._C._dynamo.guards import TensorGuards
 from torch.fx.experimental.symbolic_shapes import SYMPY_INTERP
 
-from minidynamo.shapes import MARK_ATTRIBUTES, dynamism_marks, is_symbolic
+from minidynamo.shapes import MARK_ATTRIBUTES, MARKED, dynamism_marks, is_symbolic, marks_within
 from minidynamo.sources import KEY_NAMES, Source, key_expression
 
 # -- the global state a graph depends on ----------------------------------------
@@ -184,6 +185,9 @@ class Guard:
     reason: Callable[[dict, dict], str | None] | None = None
     user_line: str = ""
     text: str = ""  # what a failure prints, when not the whole code (EQUALS_MATCH: `n == 2`)
+    # TENSOR_MATCH: the tensor and its facts, until the check function is built
+    # (`fast_form` hands them to torch's C++ TensorGuards, then drops them).
+    tensor: tuple[torch.Tensor, TensorFacts] | None = field(default=None, repr=False)
 
     def describe(self) -> str:
         text = display_name(self.text or self.code)
@@ -231,11 +235,6 @@ def equals_match(name: str, value: Any, refs: dict[str, Any]) -> str:
     return f"{type_match(name, value, refs)} and {name} == {_ref_name(refs, 'const', value)}"
 
 
-def no_hooks(module: torch.nn.Module) -> bool:
-    return not (module._forward_hooks or module._forward_pre_hooks or module._backward_hooks
-                or module._backward_pre_hooks)
-
-
 class GuardSet:
     """The guards of one traced frame, in the order they were added, without repeats."""
 
@@ -263,7 +262,10 @@ class GuardSet:
         `details` go to the kind's method (TENSOR_MATCH: `example`, the FakeTensor)."""
         if source is None or not source.is_guardable():
             return
+        count = len(self.guards)
         GUARD_KINDS[kind](self, source, value, **details)
+        if kind == "TENSOR_MATCH" and len(self.guards) > count:
+            self.guards[-1].tensor = value, TensorFacts.of(value, details.get("example"))
 
     # -- one method per kind (GUARD_KINDS names them) -----------------------------
 
@@ -295,12 +297,13 @@ class GuardSet:
                         reason=lambda L, G: tensor_mismatch(shown, facts, eval_source(name, L, G))))
 
     def dimension_dynamic_marking(self, source: Source, value: torch.Tensor) -> None:
-        """DIMENSION_DYNAMIC_MARKING: the tensor still carries the `mark_dynamic` /
-        `mark_static` marks it had (none, mostly): one marked later recompiles."""
+        """DIMENSION_DYNAMIC_MARKING, torch's rule: a tensor compiled without marks must
+        still have none (a `mark_dynamic` added later recompiles); one compiled with
+        marks may carry a subset of them (fewer dimensions, or none)."""
         name, marks = source.name(), dynamism_marks(value)
-        refs = {"___mark_attributes": frozenset(MARK_ATTRIBUTES), "___dynamism_marks": dynamism_marks}
-        code = (f"___mark_attributes.isdisjoint({name}.__dict__)" if not marks else
-                f"___dynamism_marks({name}) == {_ref_name(refs, 'marks', marks)}")
+        refs = {"___no_marks": frozenset((*MARK_ATTRIBUTES, MARKED)), "___marks_within": marks_within}
+        code = (f"___no_marks.isdisjoint({name}.__dict__)" if not marks else
+                f"___marks_within({name}, {_ref_name(refs, 'marks', dict(marks))})")
         shown = display_name(name)
         self._add(Guard("DIMENSION_DYNAMIC_MARKING", source, code, refs,
                         reason=lambda L, G: marks_changed(shown, marks, eval_source(name, L, G))))
@@ -344,7 +347,9 @@ class GuardSet:
         self._add(Guard("NOT_IN_DICT", source, f"{key!r} not in {source.name()}"))
 
     def no_hooks(self, source: Source, value: torch.nn.Module) -> None:
-        self._add(Guard("NO_HOOKS", source, f"___no_hooks({source.name()})"))
+        name = source.name()
+        self._add(Guard("NO_HOOKS", source, f"not ({name}._forward_hooks or {name}._forward_pre_hooks "
+                                            f"or {name}._backward_hooks or {name}._backward_pre_hooks)"))
 
     def global_state(self) -> None:
         state = global_state()
@@ -372,14 +377,21 @@ def _compare_each(name: str, what: str, values: tuple[int | None, ...]) -> str:
 
 
 def marks_changed(name: str, expected: tuple, tensor: Any) -> str:
-    """Which mark a tensor gained or lost, worded as torch's guard on it."""
+    """Which mark a tensor gained, worded as torch's guard on the marks says it."""
     had, has = dict(expected), dict(dynamism_marks(tensor))
+    if not had and getattr(tensor, MARKED, False):
+        return f"{MARKED} is present on runtime tensor but was absent at compile time"
     for attribute in MARK_ATTRIBUTES:
-        if (attribute in had) != (attribute in has):
-            return f"hasattr({name}, {attribute!r}) == {attribute in had}"
-        if had.get(attribute) != has.get(attribute):
-            return f"{name}.{attribute} == {set(had[attribute])}"
+        if attribute in has and attribute not in had:
+            return f"{attribute} is present on runtime tensor but was absent at compile time"
+        if attribute in has and not had[attribute].issuperset(has[attribute]):
+            return (f"{attribute} not a subset: runtime {_set_text(has[attribute])} is not a "
+                    f"subset of compiled {_set_text(had[attribute])}")
     return f"dynamism marks of {name} changed"
+
+
+def _set_text(dims: frozenset) -> str:
+    return "{" + ", ".join(str(dim) for dim in sorted(dims)) + "}"
 
 
 def _attr(source: Source, name: str) -> Source:
@@ -423,7 +435,6 @@ CHECK_GLOBALS: dict[str, Any] = {
     "Tensor": torch.Tensor,
     "___dispatch_keys": torch._C._dispatch_keys,
     "___dict_getitem": dict.__getitem__,
-    "___no_hooks": no_hooks,
 }
 
 
@@ -457,8 +468,8 @@ def substitute(code: str, expression: str, local: str) -> str:
 class CheckFunction:
     """The generated check of one cache entry: `check(L, G)` is True when every guard holds."""
 
-    def __init__(self, guards: GuardSet) -> None:
-        self.guards = list(guards)
+    def __init__(self, guards: Iterable[Guard]) -> None:
+        self.guards = [fast_form(guard) for guard in guards]
         namespace: dict[str, Any] = {**CHECK_GLOBALS, **KEY_NAMES}
         for guard in self.guards:
             namespace.update(guard.refs)
@@ -492,6 +503,14 @@ class CheckFunction:
         lines += ["    except Exception:  # the input is not even shaped like the guarded one",
                   "        return False", "    return True"]
         return "\n".join(lines) + "\n"
+
+    def annotated_source(self) -> str:
+        """The source, followed by what each C++ tensor checker it calls compares (a
+        tensor guard's readable line, the one `failure_reason` evaluates)."""
+        notes = [f"# {name}: torch's C++ TensorGuards, checking {guard.text}"
+                 for guard in self.guards for name, ref in guard.refs.items()
+                 if isinstance(ref, TensorGuards)]
+        return self.source + "".join(note + "\n" for note in notes)
 
     def _fetch(self, source: Source, locals_: dict[str, str], lines: list[str]) -> str:
         """The local holding `source`'s value, assigned (after its base's) on first use."""
@@ -541,6 +560,37 @@ class CheckFunction:
             self.fail_counts[raised[0]] += 1
             return raised[1]
         return None
+
+
+def fast_form(guard: Guard) -> Guard:
+    """The guard as the check function runs it. A TENSOR_MATCH becomes one call of
+    torch's C++ `TensorGuards.check`, which compares the same properties as the
+    guard's line of Python (type, dispatch keys, dtype, device, requires_grad, sizes
+    and strides, a symbolic one left out) about twenty times faster; the line itself
+    stays the guard's readable form, which finds and words the reason of a failure.
+    TorchDynamo's Python guards called the same checker (`___check_tensors`)."""
+    if guard.tensor is None:
+        return guard
+    (value, facts), guard.tensor = guard.tensor, None
+    checker = TensorGuards(value, dynamic_dims_sizes=[list(facts.size)],
+                           dynamic_dims_strides=[list(facts.stride)])
+    name = _ref_name(refs := {}, "tensor_check", checker)
+    readable = eval(f"lambda L, G: {guard.code}", {**CHECK_GLOBALS, **KEY_NAMES, **guard.refs})
+    shown = display_name(guard.source.name())
+
+    def reason(L: dict, G: dict) -> str | None:
+        try:
+            line_holds = readable(L, G)
+        except Exception:  # noqa: BLE001 (the source is gone: the line's reason says so)
+            line_holds = False
+        if not line_holds:
+            return guard.reason(L, G) if guard.reason else None
+        said = checker.check_verbose(eval_source(guard.source.name(), L, G),
+                                     tensor_check_names=[shown])
+        return f"{guard.describe()} holds, but torch's TensorGuards says: {said}"
+
+    return Guard(guard.kind, guard.source, f"{name}.check({guard.source.name()})", refs,
+                 reason, guard.user_line, display_name(guard.code))
 
 
 def keep_alive_weakly(objects: Iterable[Any], callback: Callable[[Any], None]) -> list[Any]:

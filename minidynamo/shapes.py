@@ -66,6 +66,7 @@ DYNAMIC_INDICES = "_dynamo_dynamic_indices"
 STATIC_INDICES = "_dynamo_static_indices"
 MARK_ATTRIBUTES = (DYNAMIC_INDICES, "_dynamo_weak_dynamic_indices", "_dynamo_unbacked_indices",
                    "_dynamo_strict_unbacked_indices", STATIC_INDICES)
+MARKED = "_has_dynamo_dim_marking"  # set by every mark_* function, torch's and ours
 
 
 @dataclass
@@ -252,6 +253,7 @@ def mark_dynamic(tensor: torch.Tensor, index: int | Iterable[int]) -> None:
     if not hasattr(tensor, DYNAMIC_INDICES):
         setattr(tensor, DYNAMIC_INDICES, set())
     getattr(tensor, DYNAMIC_INDICES).update(dims)
+    setattr(tensor, MARKED, True)
 
 
 def mark_static(tensor: torch.Tensor, index: int | Iterable[int]) -> None:
@@ -261,10 +263,21 @@ def mark_static(tensor: torch.Tensor, index: int | Iterable[int]) -> None:
     if not hasattr(tensor, STATIC_INDICES):
         setattr(tensor, STATIC_INDICES, set())
     getattr(tensor, STATIC_INDICES).update(dims)
+    setattr(tensor, MARKED, True)
 
 
 def dynamism_marks(tensor: Any) -> tuple:
-    """The mark attributes a tensor carries (a guard compares them: a mark added later
-    recompiles), as a tuple of (attribute, value) pairs."""
+    """The mark attributes a tensor carries, as a tuple of (attribute, dimensions) pairs."""
     own = getattr(tensor, "__dict__", {})
     return tuple((name, frozenset(own[name])) for name in MARK_ATTRIBUTES if name in own)
+
+
+def marks_within(tensor: Any, compiled: dict[str, frozenset]) -> bool:
+    """torch's rule for reusing an entry compiled for a marked tensor: each mark the
+    tensor carries now was there at compile time, on a subset of its dimensions (a
+    plain tensor, or fewer marked dimensions, reuses it; a new mark recompiles)."""
+    own = getattr(tensor, "__dict__", {})
+    for name in MARK_ATTRIBUTES:
+        if name in own and (name not in compiled or not compiled[name].issuperset(own[name])):
+            return False
+    return True

@@ -23,6 +23,8 @@ Compare with TorchDynamo: `torch/_dynamo/source.py` (`LocalSource`,
 from __future__ import annotations
 
 import re
+import sys
+import types
 from dataclasses import dataclass
 from typing import Any
 
@@ -104,8 +106,10 @@ class GlobalSource(Source):
 class ImportSource(Source):
     """A module, by name: the globals of a function from another module hang off it.
 
-    Reloaded by IMPORT_NAME with a non-empty fromlist, which returns the module
-    itself even for a dotted name (`from torch.nn import functional` does the same).
+    Reloaded from a global of the frame's module that holds it, named as TorchDynamo
+    names it (`__import_torch_dot_nn_dot_functional`, `import_global_name`). Not with
+    IMPORT_NAME: that needs the frame's `__builtins__` to have `__import__`, and a
+    function made with its own builtins may not (`types.FunctionType(code, globals)`).
     """
 
     module_name: str
@@ -114,14 +118,29 @@ class ImportSource(Source):
         return f"__import__({self.module_name!r})"
 
     def reconstruct(self) -> list[Instruction]:
-        return [
-            create_instruction("LOAD_CONST", argval=0),
-            create_instruction("LOAD_CONST", argval=("__name__",)),
-            create_instruction("IMPORT_NAME", argval=self.module_name),
-        ]
+        return [create_instruction("LOAD_GLOBAL", argval=import_global_name(self.module_name),
+                                   arg=0)]
 
     def may_be_overwritten(self) -> bool:
         return False
+
+
+IMPORTED_MODULES: dict[str, str] = {}  # global name -> module name, for `install_modules`
+
+
+def import_global_name(module_name: str) -> str:
+    name = "__import_" + module_name.replace(".", "_dot_")
+    IMPORTED_MODULES[name] = module_name
+    return name
+
+
+def install_modules(code: types.CodeType, f_globals: dict[str, Any]) -> None:
+    """Put each module `code` reloads (an ImportSource) in the frame's globals. They stay
+    there, as TorchDynamo leaves its `__import_...` globals: a module outlives the code
+    that reads it, and two cache entries may share one name."""
+    for name in code.co_names:
+        if name in IMPORTED_MODULES and name not in f_globals:
+            f_globals[name] = sys.modules[IMPORTED_MODULES[name]]
 
 
 @dataclass(frozen=True)

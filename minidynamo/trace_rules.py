@@ -50,6 +50,12 @@ def torch_rules() -> dict[int, tuple[Any, str]]:
 
 
 def torch_rule(value: Any) -> str | None:
-    """IN_GRAPH, INLINE or SKIP if torch.compile's table names `value`, else None."""
+    """IN_GRAPH, INLINE or SKIP if torch.compile's table names `value`, else None.
+    A callable put out of graphs with `torch._dynamo.disallow_in_graph` is SKIP, and
+    so are `torch._dynamo.graph_break` and `skip_frame`, which torch disallows."""
+    from torch._dynamo import trace_rules as torch_trace_rules
+
+    if torch_trace_rules.is_callable_disallowed(value):
+        return SKIP
     entry = torch_rules().get(id(value))
     return entry[1] if entry is not None and entry[0] is value else None

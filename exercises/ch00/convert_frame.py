@@ -37,6 +37,7 @@ from minidynamo.exc import BREAK_AT_A_STATEMENT_BOUNDARY, UNSUPPORTED_PYTHON_FEA
 from minidynamo.guards import CheckFunction
 from minidynamo.logs import graph_breaks_log, guards_log, log, recompiles_log, recompiles_verbose_log
 from minidynamo.output_graph import Backend, OutputGraph
+from minidynamo.sources import install_modules
 from minidynamo.translator import InstructionTranslator
 from minidynamo.variables.ctx_manager import restoring_grad_mode
 from minidynamo.translator.breaks import RestartAnalysis, route_calls

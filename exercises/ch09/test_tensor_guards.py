@@ -13,6 +13,10 @@ from __future__ import annotations
 
 import pytest
 import torch
+from torch._C._dynamo.guards import TensorGuards
+
+from minidynamo.guards import CHECK_GLOBALS, GuardSet
+from minidynamo.sources import KEY_NAMES, LocalSource
 
 from . import programs
 from .programs import Call, check_reasons, check_recompiles, same_then, t
@@ -100,3 +104,34 @@ def test_a_dynamic_size_is_left_to_the_shape_guards():
     assert reasons[:2] == ["0/0: tensor 'x' size mismatch at index 0. expected 3, actual 5",
                            "0/1: tensor 'x' size mismatch at index 1. expected 4, actual 5"]
     assert programs.minidynamo_run(programs.affine, calls, dynamic=None)[0] == [1, 1, 0, 1]
+
+
+SAME_PROPERTIES = {
+    "values": (lambda: t(3), lambda: -t(3)),
+    "matrix": (lambda: t(2, 3), lambda: t(2, 3) * 2),
+    "parameter": (lambda: torch.nn.Parameter(t(3)), lambda: torch.nn.Parameter(t(3) + 1)),
+    "view": (lambda: t(2, 4)[:, :2], lambda: t(2, 4)[:, 2:]),
+}
+PARAMETER_THEN_TENSOR = {"parameter_then_tensor": (lambda: torch.nn.Parameter(t(3)), lambda: t(3))}
+
+
+@pytest.mark.task("ch09.1")
+@pytest.mark.parametrize("first, then", [*SAME_PROPERTIES.values(), *PARAMETER_THEN_TENSOR.values(),
+                                         *((lambda f=f: f()[0], lambda c=c: c()[0])
+                                           for f, c in ONE_PROPERTY_CHANGED.values())],
+                         ids=[*SAME_PROPERTIES, *PARAMETER_THEN_TENSOR, *ONE_PROPERTY_CHANGED])
+def test_the_guards_line_holds_exactly_where_torchs_tensor_check_holds(first, then):
+    """The check function runs torch's C++ TensorGuards for a tensor; your line of Python
+    is the guard's readable form, which finds the failing guard and its reason. Evaluated
+    on its own, it must hold for the tensor it was made from and agree with TensorGuards
+    on another one."""
+    x = first()
+    guards = GuardSet()
+    guards.add("TENSOR_MATCH", LocalSource("x"), x)
+    [guard] = [guard for guard in guards if guard.kind == "TENSOR_MATCH"]
+    holds = eval(f"lambda L: {guard.code}", {**CHECK_GLOBALS, **KEY_NAMES, **guard.refs})
+    assert holds({"x": x}) is True, f"{guard.code} is False for the tensor it was made from"
+    y = then()
+    expected = TensorGuards(x, dynamic_dims_sizes=[list(x.size())],
+                            dynamic_dims_strides=[list(x.stride())]).check(y)
+    assert holds({"x": y}) is expected

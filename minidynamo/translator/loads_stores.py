@@ -18,11 +18,14 @@ Compare with TorchDynamo: `LOAD_FAST`, `STORE_FAST`, `LOAD_GLOBAL`,
 from __future__ import annotations
 
 import builtins
+import types
 from typing import TYPE_CHECKING
 
 from minidynamo.bytecode import Instruction
 from minidynamo.exc import UNDEFINED_VARIABLE, UNSUPPORTED_PYTHON_FEATURE, graph_break
-from minidynamo.sources import AttrSource, GlobalSource, GlobalsSource, ImportSource, Source
+from minidynamo.sources import (
+    AttrSource, GetItemSource, GlobalSource, GlobalsSource, ImportSource, Source,
+)
 from minidynamo.variables import (
     CellVariable,
     ConstantVariable,
@@ -145,11 +148,23 @@ def load_global(self: InstructionTranslatorBase, name: str) -> VariableTracker:
     if name in self.f_globals:  # lazy, like a frame argument
         source = global_source(self, name)
         return LazyVariableTracker(self.f_globals[name], self.output, source=source)
-    if hasattr(builtins, name):  # lazy too, with the source `__import__('builtins').name`
+    own_builtins = frame_builtins(self.f_globals)
+    if name in own_builtins:  # lazy too, with the source `__import__('builtins').name`
         self.output.guards.not_in_dict(globals_source(self), name)  # not shadowed later
-        source = AttrSource(ImportSource("builtins"), name)
-        return LazyVariableTracker(getattr(builtins, name), self.output, source=source)
+        if own_builtins is builtins.__dict__:
+            source: Source = AttrSource(ImportSource("builtins"), name)
+        else:  # the function's own builtins: `G['__builtins__']['len']`
+            source = GetItemSource(global_source(self, "__builtins__"), name)
+        return LazyVariableTracker(own_builtins[name], self.output, source=source)
     graph_break(UNDEFINED_VARIABLE, f"global name {name!r} is not defined")
+
+
+def frame_builtins(f_globals: dict) -> dict:
+    """The builtins a frame with these globals looks names up in, as CPython finds them:
+    `__builtins__` of the globals (a module: its dict; a dict, as sandboxes pass: that
+    dict), or the interpreter's own builtins when there is none."""
+    own = f_globals.get("__builtins__", builtins)
+    return own.__dict__ if isinstance(own, types.ModuleType) else own
 
 
 def globals_source(self: InstructionTranslatorBase) -> Source:

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any, Sequence
 
 import torch
 
-from minidynamo.exc import GLOBAL_SIDE_EFFECT, UNSUPPORTED_CALL, graph_break
+from minidynamo.exc import GLOBAL_SIDE_EFFECT, UNSUPPORTED_CALL, USER_GRAPH_BREAK, graph_break
 from minidynamo.trace_rules import IN_GRAPH, SKIP, torch_rule
 from minidynamo.variables.base import KnownFunctionVariable, VariableTracker
 
@@ -140,6 +140,9 @@ class SkippedFunctionVariable(KnownFunctionVariable):
         self, tx: Translator, args: Sequence[VariableTracker], kwargs: dict[str, VariableTracker]
     ) -> VariableTracker:
         name = getattr(self.fn, "__qualname__", repr(self.fn))
+        if torch._dynamo.trace_rules.is_callable_disallowed(self.fn):
+            graph_break(USER_GRAPH_BREAK, f"{name}() is out of graphs (torch._dynamo.disallow_in_graph)"
+                        if self.fn is not torch._dynamo.graph_break else "torch._dynamo.graph_break()")
         graph_break(UNSUPPORTED_CALL, f"{name}() is skipped by torch.compile's trace rules")
 
 

@@ -15,8 +15,9 @@ import weakref
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable
 import torch
+from torch._C._dynamo.guards import TensorGuards
 from torch.fx.experimental.symbolic_shapes import SYMPY_INTERP
-from minidynamo.shapes import MARK_ATTRIBUTES, dynamism_marks, is_symbolic
+from minidynamo.shapes import MARK_ATTRIBUTES, MARKED, dynamism_marks, is_symbolic, marks_within
 from minidynamo.sources import KEY_NAMES, Source, key_expression
 
 # defined next to the exercises in the package:

@@ -285,6 +285,24 @@ def print_tensor_value(x):
 
 
 @case(t(3))
+def user_inserted_graph_break(x):
+    y = x * 2
+    torch._dynamo.graph_break()
+    return y + 1
+
+
+@case(t(3))
+def user_inserted_graph_break_in_a_helper(x):
+    return helper_with_a_graph_break(x * 2) + 1
+
+
+def helper_with_a_graph_break(x):
+    y = x.cos()
+    torch._dynamo.graph_break()
+    return y * 3
+
+
+@case(t(3))
 def print_first_line(x):
     print("first")
     return x * 2

@@ -333,8 +333,11 @@ def test_a_dynamic_entry_guards_the_symbols_not_the_sizes():
     compiled = minidynamo.compile(add)
     compiled(t(3, 4), t(3, 4))
     compiled(t(5, 4), t(5, 4))  # dimension 0 is dynamic now
-    source = cache.lookup(add.__code__).entries[0].check.source
-    assert "___v0.dim() == 2 and ___v0.size()[1] == 4" in source  # no size()[0] check
+    check = cache.lookup(add.__code__).entries[0].check
+    source = check.source
+    tensor_guard = next(guard for guard in check.guards if guard.kind == "TENSOR_MATCH")
+    assert "x.dim() == 2 and x.size()[1] == 4" in tensor_guard.text  # no size()[0] check
+    assert tensor_guard.text in check.annotated_source()
     assert "if not (2 <= ___v0.size()[0]):  # SHAPE_ENV" in source
     assert "___v1.size()[0] == ___v0.size()[0]" in source  # x + y needed equal sizes
     assert torch.equal(compiled(t(9, 4), t(9, 4)), t(9, 4) * 2)
@@ -374,7 +377,11 @@ def test_mark_dynamic_makes_a_dimension_a_symbol_from_the_first_call(mark):
     mark(y, 0)
     compiled(y)
     assert len(graphs) == 1
-    compiled(t(3, 4))  # not marked: the marking guard fails, a static entry
+    compiled(t(3, 4))  # not marked: reused, as torch.compile reuses it (marks are a subset)
+    assert len(graphs) == 1
+    z = t(3, 4)
+    mark(z, 1)  # a mark the entry was not compiled with: a new entry
+    compiled(z)
     assert len(graphs) == 2
 
 
@@ -419,3 +426,43 @@ def test_bad_marks_and_options_are_clear_errors():
         minidynamo.mark_static([1, 2], 0)
     with pytest.raises(TypeError, match="dynamic must be None, True or False"):
         minidynamo.compile(double, dynamic="yes")
+
+
+MARK_SEQUENCES = {  # the dimensions marked dynamic on each call's fresh tensor (None: no mark)
+    "fewer_marks_reuse": [[0, 1], [0]],
+    "no_mark_reuses": [[0], None],
+    "a_new_mark_recompiles": [None, [0]],
+    "more_marks_recompile": [[0], [0, 1]],
+    "another_dimension_recompiles": [[0], [1]],
+}
+
+
+@pytest.mark.parametrize("marks", list(MARK_SEQUENCES.values()), ids=list(MARK_SEQUENCES))
+def test_mark_dynamic_entries_are_reused_for_a_subset_of_the_marks_as_torchs(marks):
+    """torch 2.13's rule: an entry compiled for marked dimensions serves a tensor marked
+    on a subset of them, or not at all; a mark it was not compiled with recompiles.
+    Compile patterns and recompile reasons are torch.compile's."""
+    def pattern(compile_fn, mark, compiles_so_far):
+        compiled, result = compile_fn(double), []
+        for dims in marks:
+            x = t(3, 4)
+            if dims is not None:
+                mark(x, dims)
+            before = compiles_so_far()
+            assert_same_value(compiled(x), double(x))
+            result.append(compiles_so_far() - before)
+        return result
+
+    torch._dynamo.reset()
+    torch._dynamo.utils.guard_failures.clear()
+    their_graphs = []
+    theirs = pattern(lambda f: torch.compile(f, backend=lambda gm, _: their_graphs.append(gm) or gm),
+                     torch._dynamo.mark_dynamic, lambda: len(their_graphs))
+    minidynamo.reset()
+    our_graphs = []
+    ours = pattern(lambda f: minidynamo.compile(f, backend=lambda gm, _: our_graphs.append(gm) or gm),
+                   minidynamo.mark_dynamic, lambda: len(our_graphs))
+    assert ours == theirs
+    their_reasons = [reason.splitlines()[0] for reason in
+                     torch._dynamo.utils.guard_failures.get(double.__code__, [])]
+    assert cache.lookup(double.__code__).failures == their_reasons

@@ -230,3 +230,38 @@ def test_a_function_with_its_own_globals_and_builtins_runs_as_in_eager():
     explained = minidynamo.explain(own)(x)
     assert explained.graph_count == 1
     assert torch.equal(minidynamo.compile(own)(x), own(x))
+
+
+SANDBOXED = '''
+def f(x):
+    y = torch.nn.functional.relu(x) * len([1, 2])
+    torch._dynamo.graph_break()
+    return y + 1
+'''
+
+
+def sandboxed(builtins_dict: dict):
+    namespace = {"__builtins__": builtins_dict, "torch": torch}
+    exec(SANDBOXED, namespace)
+    return namespace["f"]
+
+
+def test_a_module_reloaded_after_a_break_needs_no_import_from_the_frames_builtins():
+    """The code after a break reloads `torch.nn.functional` (an ImportSource) from a
+    global, not with IMPORT_NAME: the function's own builtins have no `__import__`."""
+    f, x = sandboxed({"len": len}), torch.randn(3)
+    minidynamo.reset()
+    assert torch.equal(minidynamo.compile(f)(x), f(x))
+    assert minidynamo.explain(f)(x).graph_count == 2
+
+
+def test_builtins_are_looked_up_in_the_functions_own_builtins():
+    x = torch.randn(3)
+    custom = sandboxed({"len": lambda items: 10})  # `len` means something else in there
+    minidynamo.reset()
+    assert torch.equal(minidynamo.compile(custom)(x), custom(x))
+    missing = sandboxed({})  # no `len` at all: the NameError eager raises
+    with pytest.raises(NameError, match="'len' is not defined"):
+        missing(x)
+    with pytest.raises(NameError, match="'len' is not defined"):
+        minidynamo.compile(missing)(x)
