@@ -435,6 +435,7 @@ CHECK_GLOBALS: dict[str, Any] = {
     "Tensor": torch.Tensor,
     "___dispatch_keys": torch._C._dispatch_keys,
     "___dict_getitem": dict.__getitem__,
+    "___list_getitem": list.__getitem__,
 }
 
 

@@ -149,6 +149,13 @@ def object_init(self: Any, /) -> None:
     return None
 
 
+def list_init(self: list, iterable: Any = (), /) -> None:
+    """list.__init__, reached by `super().__init__(items)` in a list subclass: the list
+    is emptied, then filled from the iterable."""
+    self.clear()
+    self.extend(iterable)
+
+
 def itemgetter(*items: Any) -> Callable[[Any], Any]:
     """operator.itemgetter, as a closure the tracer can call."""
     if len(items) == 1:

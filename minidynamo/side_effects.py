@@ -37,12 +37,13 @@ from minidynamo.variables import (
     SetVariable,
     UserDefinedDictVariable,
     UserDefinedObjectVariable,
+    UserDefinedSequenceVariable,
     VariableTracker,
     replace_version,
 )
 from minidynamo.variables.dicts import DictPartVariable
 from minidynamo.variables.iterators import IteratorVariable
-from minidynamo.variables.lists import DequeVariable
+from minidynamo.variables.lists import DequeVariable, ListPartVariable
 
 if TYPE_CHECKING:
     from minidynamo.codegen import PyCodegen
@@ -147,6 +148,19 @@ def _replay_list(codegen: PyCodegen, variable: ListVariable) -> None:
     codegen.append("STORE_SUBSCR")
 
 
+def _replay_list_part(codegen: PyCodegen, variable: ListPartVariable) -> None:
+    """`list.__setitem__(xs, slice(None), [new items])` for the items of a list
+    subclass's instance: the builtin's, not an override of the subclass."""
+    codegen.load_callable(list.__setitem__)
+    codegen.load_source(variable.source)
+    codegen.load_const(None)
+    codegen.load_const(None)
+    codegen.append("BUILD_SLICE", arg=2)
+    variable.reconstruct(codegen)  # BUILD_LIST of the items, not the source
+    codegen.call_function(3)
+    codegen.append("POP_TOP")
+
+
 def _replay_clear_update(codegen: PyCodegen, variable: VariableTracker) -> None:
     """`new = {...}; d.clear(); d.update(new)` for dicts and sets.
 
@@ -235,10 +249,12 @@ def _replay_cell(codegen: PyCodegen, variable: CellVariable) -> None:
 
 REPLAYS: dict[type, Callable[[PyCodegen, Any], None]] = {
     ListVariable: _replay_list,
+    ListPartVariable: _replay_list_part,
     DequeVariable: _replay_deque,
     ConstDictVariable: _replay_clear_update,
     DictPartVariable: _replay_dict_part,
     UserDefinedDictVariable: _replay_object_attributes,
+    UserDefinedSequenceVariable: _replay_object_attributes,
     SetVariable: _replay_clear_update,
     UserDefinedObjectVariable: _replay_object_attributes,
     NNModuleVariable: _replay_attributes,

@@ -255,21 +255,33 @@ class DictGetItemSource(ChainedSource):
     so that no `__getitem__` of the subclass runs in guards or generated code."""
 
     index: Any
+    owner = "dict"  # the builtin whose __getitem__ reads it
 
     def name(self) -> str:
-        return f"___dict_getitem({self.base.name()}, {key_expression(self.index)})"
+        return f"___{self.owner}_getitem({self.base.name()}, {key_expression(self.index)})"
+
+    def placeholder_name(self) -> str:  # torch names it from `dict.__getitem__(L['d'], 'k')`
+        return re.sub(r"[^a-zA-Z0-9]+", "_",
+                      f"{self.owner}.__getitem__({self.base.name()}, {key_expression(self.index)})")
 
     def reconstruct(self) -> list[Instruction]:
         return [
             create_instruction("PUSH_NULL"),
             *ImportSource("builtins").reconstruct(),
-            create_instruction("LOAD_ATTR", argval="dict"),
+            create_instruction("LOAD_ATTR", argval=self.owner),
             create_instruction("LOAD_ATTR", argval="__getitem__"),
             *self.base.reconstruct(),
             create_instruction("LOAD_CONST", argval=self.index),
             create_instruction("PRECALL", arg=2),
             create_instruction("CALL", arg=2),
         ]
+
+
+@dataclass(frozen=True)
+class ListGetItemSource(DictGetItemSource):
+    """An item of a list subclass's instance, `list.__getitem__(xs, 0)`, as torch reads it."""
+
+    owner = "list"
 
 
 def is_module_state(source: Source) -> bool:

@@ -47,6 +47,7 @@ from minidynamo.variables.user_defined import (
     UserDefinedClassVariable,
     UserDefinedDictVariable,
     UserDefinedObjectVariable,
+    UserDefinedSequenceVariable,
 )
 
 __all__ = [
@@ -56,7 +57,7 @@ __all__ = [
     "NestedUserFunctionVariable", "NullVariable", "PythonModuleVariable", "RangeIteratorVariable",
     "RangeVariable", "SetVariable", "SizeVariable", "SliceVariable", "TensorVariable",
     "TorchFunctionVariable", "TupleVariable", "UserDefinedClassVariable",
-    "UserDefinedDictVariable", "UserDefinedObjectVariable", "UserFunctionVariable",
-    "UserMethodVariable",
+    "UserDefinedDictVariable", "UserDefinedObjectVariable", "UserDefinedSequenceVariable",
+    "UserFunctionVariable", "UserMethodVariable",
     "VariableBuilder", "VariableTracker", "constant", "new_object_id", "replace_version",
 ]

@@ -43,6 +43,7 @@ from minidynamo.sources import (
     AttrSource,
     DictGetItemSource,
     GetItemSource,
+    ListGetItemSource,
     Source,
     closure_cell_source,
     is_module_state,
@@ -67,6 +68,7 @@ from minidynamo.variables.functions import (
 from minidynamo.variables.frozen import FrozenFunctionVariable, is_frozen_function
 from minidynamo.variables.lazy import LazyVariableTracker, build_lazily
 from minidynamo.variables.lists import (
+    ListPartVariable,
     ListVariable,
     NamedTupleVariable,
     RangeVariable,
@@ -89,8 +91,10 @@ from minidynamo.variables.user_defined import (
     UserDefinedClassVariable,
     UserDefinedDictVariable,
     UserDefinedObjectVariable,
+    UserDefinedSequenceVariable,
     dict_base,
     is_dict_subclass_instance,
+    is_sequence_subclass_instance,
 )
 
 if TYPE_CHECKING:
@@ -202,6 +206,26 @@ class VariableBuilder:
         self.guard("LENGTH_CHECK", value)
         items = tuple(self.child(item, index) for index, item in enumerate(value))
         variable = ListVariable(items, source=self.source, object_id=new_object_id())
+        return self.output.side_effects.track_existing(value, variable)
+
+    def wrap_sequence_subclass(self, value: list | tuple) -> VariableTracker:
+        """An instance of a user subclass of list or tuple: an object (its attributes, its
+        class's methods) whose items are read by index, as the builtin's (the class does
+        not override `__getitem__`). Its type and length are guarded."""
+        self.guard("TYPE_MATCH", value)
+        self.guard("LENGTH_CHECK", value)
+        if isinstance(value, list) and self.source is not None:
+            items = tuple(LazyVariableTracker(item, self.output, source=ListGetItemSource(
+                self.source, index)) for index, item in enumerate(value))
+        else:
+            items = tuple(self.child(item, index) for index, item in enumerate(value))
+        if isinstance(value, list):
+            contents = ListPartVariable(items, source=self.source, object_id=new_object_id())
+            self.output.side_effects.track_new(contents)
+        else:
+            contents = TupleVariable(items, source=self.source)
+        variable = UserDefinedSequenceVariable(value, type(value), contents=contents,
+                                               source=self.source, object_id=new_object_id())
         return self.output.side_effects.track_existing(value, variable)
 
     def wrap_deque(self, value: collections.deque) -> VariableTracker:
@@ -382,6 +406,7 @@ class VariableBuilder:
     RULES: list[tuple[Callable[[Any], bool], Callable[[VariableBuilder, Any], VariableTracker]]] = [
         (lambda v: isinstance(v, torch.Tensor), by_name("wrap_tensor")),
         (is_constant_value, by_name("wrap_constant")),
+        (is_sequence_subclass_instance, by_name("wrap_sequence_subclass")),
         (lambda v: isinstance(v, tuple), by_name("wrap_tuple")),
         (lambda v: type(v) is list, by_name("wrap_list")),
         (lambda v: type(v) is collections.deque, by_name("wrap_deque")),

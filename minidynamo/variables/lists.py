@@ -280,6 +280,16 @@ class ListVariable(BaseListVariable):
         return ConstantVariable(None)
 
 
+
+@dataclass(frozen=True, eq=False, repr=False)
+class ListPartVariable(ListVariable):
+    """The items of an instance of a list subclass passed in
+    (`UserDefinedSequenceVariable.contents`): replayed with `list.__setitem__`, so that
+    no override of the subclass runs."""
+
+    def __repr__(self) -> str:
+        return "ListPartVariable()"
+
 @dataclass(frozen=True, eq=False, repr=False)
 class DequeVariable(ListVariable):
     """A `collections.deque`: a list's items and `maxlen`. A full deque drops from the

@@ -125,6 +125,14 @@ def builtin_method(
         return UserMethodVariable(polyfills.object_init, obj)
     if isinstance(obj, UserDefinedDictVariable) and issubclass(obj.contents.dict_class, owner):
         return GetAttrVariable(tx.output.side_effects.latest(obj.contents), name)
+    if isinstance(obj, UserDefinedSequenceVariable) and issubclass(
+            obj.contents.python_type(), owner):
+        if owner is list and name == "__init__":  # `super().__init__(items)` in a subclass
+            from minidynamo import polyfills
+            from minidynamo.variables.functions import UserMethodVariable
+
+            return UserMethodVariable(polyfills.list_init, obj)
+        return GetAttrVariable(tx.output.side_effects.latest(obj.contents), name)
     if not isinstance(obj, UserDefinedObjectVariable) and issubclass(obj.python_type(), owner):
         return GetAttrVariable(obj, name)
     graph_break(UNSUPPORTED_ATTRIBUTE, f"{owner.__name__}.{name} of {obj}")
@@ -313,6 +321,27 @@ def dict_base(cls: type) -> type | None:
     return next((base for base in DICT_BASES if issubclass(cls, base)), None)
 
 
+# The builtin sequences a user class may extend and still be made while tracing.
+SEQUENCE_BASES = (list, tuple)
+
+
+def container_base(cls: type) -> type | None:
+    """The builtin container type `cls` extends (a dict, an OrderedDict, a list or a
+    tuple), if any: its instances have a part of that type (`contents`)."""
+    return dict_base(cls) or next((base for base in SEQUENCE_BASES if issubclass(cls, base)), None)
+
+
+def is_sequence_subclass_instance(value: Any) -> bool:
+    """An instance of a user subclass of list or tuple that reads its items as the
+    builtin does: not a namedtuple, torch.Size or a C struct sequence
+    (`torch.return_types`), and no override of `__getitem__` or `__len__`."""
+    cls = type(value)
+    base = next((base for base in SEQUENCE_BASES if isinstance(value, base)), None)
+    return (base is not None and cls is not base and not hasattr(cls, "_fields")
+            and not hasattr(cls, "n_fields") and not issubclass(cls, torch.Size)
+            and cls.__getitem__ is base.__getitem__ and cls.__len__ is base.__len__)
+
+
 def is_dict_subclass_instance(value: Any) -> bool:
     """An instance of a user subclass of dict or OrderedDict (not of defaultdict)."""
     return (isinstance(value, dict) and dict_base(type(value)) is not type(value)
@@ -322,9 +351,10 @@ def is_dict_subclass_instance(value: Any) -> bool:
 def _is_plain_class(cls: type) -> bool:
     """A class whose instances we can make symbolically: `type.__call__` (a metaclass
     such as ABCMeta that does not override `__call__` is fine), `object.__new__` (or
-    `dict.__new__` for a dict subclass), an `__init__` and a `__setattr__` that are
-    Python functions or the builtin ones. Slots are kept in the tracker's attributes."""
-    base = dict_base(cls) or object
+    the builtin container's for a dict, list or tuple subclass), an `__init__` and a
+    `__setattr__` that are Python functions or the builtin ones. Slots are kept in the
+    tracker's attributes."""
+    base = container_base(cls) or object
     return (
         type(cls).__call__ is type.__call__
         and cls.__new__ is base.__new__
@@ -342,24 +372,43 @@ def _construct(
     args: Sequence[VariableTracker],
     kwargs: dict[str, VariableTracker],
 ) -> VariableTracker:
-    """`cls(*args)`: a new object tracker, then its `__init__` inlined (a dict
-    subclass's builtin `__init__` fills its dict part, as `dict.update`)."""
+    """`cls(*args)`: a new object tracker, then its `__init__` inlined. A container
+    subclass gets its part first: a tuple's items are `tuple.__new__`'s (its first
+    argument), a dict's and a list's are filled by the builtin `__init__` when the
+    class has no Python one (`dict.update`, `list.extend`)."""
     from minidynamo.variables.dicts import DictPartVariable
     from minidynamo.variables.functions import UserFunctionVariable
+    from minidynamo.variables.lists import ListVariable, TupleVariable
 
     cls = class_variable.cls
-    base = dict_base(cls)
+    base = container_base(cls)
     if base is None:
         obj = UserDefinedObjectVariable(None, cls, object_id=new_object_id())
-    else:
+    elif base in DICT_BASES:
         contents = DictPartVariable({}, base, object_id=new_object_id())
         tx.output.side_effects.track_new(contents)
         obj = UserDefinedDictVariable(None, cls, contents=contents, object_id=new_object_id())
+    else:
+        own_init = isinstance(cls.__init__, types.FunctionType)
+        if len(args) > 1 and not own_init:
+            raise_observed(TypeError, f"{base.__name__} expected at most 1 argument, got {len(args)}")
+        if kwargs and not own_init:
+            raise_observed(TypeError, f"{base.__name__}() takes no keyword arguments")
+        if base is tuple and len(args) > 1:
+            raise_observed(TypeError, f"tuple expected at most 1 argument, got {len(args)}")
+        items = tuple(args[0].unpack_var_sequence(tx)) if base is tuple and args else ()
+        part = (TupleVariable if base is tuple else ListVariable)(items, object_id=new_object_id())
+        tx.output.side_effects.track_new(part)
+        obj = UserDefinedSequenceVariable(None, cls, contents=part, object_id=new_object_id())
     tx.output.side_effects.track_new(obj)
     if isinstance(cls.__init__, types.FunctionType):
         UserFunctionVariable(cls.__init__).call_function(tx, [obj, *args], kwargs)
-    elif base is not None:
+    elif base in DICT_BASES:
         builtin_method(tx, obj, base, "update").call_function(tx, args, kwargs)
+    elif base is list and args:
+        builtin_method(tx, obj, list, "extend").call_function(tx, args, {})
+    elif base is tuple:
+        pass
     elif args or kwargs:
         raise_observed(TypeError, f"{cls.__name__}() takes no arguments")
     return tx.output.side_effects.latest(obj)
@@ -548,6 +597,52 @@ class UserDefinedDictVariable(UserDefinedObjectVariable):
 
     def __repr__(self) -> str:
         return f"UserDefinedDictVariable({self.cls.__name__})"
+
+
+@dataclass(frozen=True, eq=False, repr=False)
+class UserDefinedSequenceVariable(UserDefinedObjectVariable):
+    """An instance of a user subclass of list or tuple made while tracing: an object
+    (attributes, its class's methods inlined) whose items are `contents`, a list or
+    tuple tracker. The builtin methods the class does not override (`append`,
+    `__getitem__`, `__len__`, iteration) are the part's (`builtin_method`)."""
+
+    contents: Any = None  # a ListVariable (its newest version: side_effects.latest) or TupleVariable
+    children_fields = ("attributes", "contents")
+
+    def get_iterator(self, tx: Translator) -> VariableTracker:
+        base = self.contents.python_type()
+        if _lookup_static(self.cls, "__iter__") is _lookup_static(base, "__iter__"):
+            return tx.output.side_effects.latest(self.contents).get_iterator(tx)
+        return super().get_iterator(tx)
+
+    def reconstruct(self, codegen: PyCodegen) -> None:
+        """`rebuild_sequence_subclass(cls, items, {attributes})`: the builtin base's own
+        `__new__` (and `list.extend`), so no override of the subclass runs again."""
+        latest = codegen.output.side_effects.latest
+        codegen.load_callable(rebuild_sequence_subclass)
+        codegen.load_object(self.cls)
+        codegen(latest(self.contents))
+        attributes = latest(self).attributes
+        for name, value in attributes.items():
+            codegen.load_const(name)
+            codegen(value)
+        codegen.append("BUILD_MAP", arg=len(attributes))
+        codegen.call_function(3)
+
+    def __repr__(self) -> str:
+        return f"UserDefinedSequenceVariable({self.cls.__name__})"
+
+
+def rebuild_sequence_subclass(cls: type, items: list | tuple, attributes: dict) -> Any:
+    """Runs in generated code: an instance of a list or tuple subclass made while tracing."""
+    if issubclass(cls, tuple):
+        obj = tuple.__new__(cls, items)
+    else:
+        obj = list.__new__(cls)
+        list.extend(obj, items)
+    for name, value in attributes.items():
+        object.__setattr__(obj, name, value)
+    return obj
 
 
 def rebuild_dict_subclass(cls: type, entries: dict, attributes: dict) -> Any:

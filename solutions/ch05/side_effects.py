@@ -8,10 +8,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Callable
 from minidynamo.exc import UNSUPPORTED_MUTATION, InternalError, graph_break
 from minidynamo.sources import LocalCellSource
-from minidynamo.variables import CellVariable, ConstDictVariable, ListVariable, NNModuleVariable, SetVariable, UserDefinedDictVariable, UserDefinedObjectVariable, VariableTracker, replace_version
+from minidynamo.variables import CellVariable, ConstDictVariable, ListVariable, NNModuleVariable, SetVariable, UserDefinedDictVariable, UserDefinedObjectVariable, UserDefinedSequenceVariable, VariableTracker, replace_version
 from minidynamo.variables.dicts import DictPartVariable
 from minidynamo.variables.iterators import IteratorVariable
-from minidynamo.variables.lists import DequeVariable
+from minidynamo.variables.lists import DequeVariable, ListPartVariable
 if TYPE_CHECKING:
     from minidynamo.codegen import PyCodegen
     from minidynamo.output_graph import OutputGraph

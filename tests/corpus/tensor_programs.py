@@ -1971,3 +1971,9 @@ def deque_input_mutated(x, history):
 def itertools_zip_longest(x):
     pairs = list(itertools.zip_longest([x, x * 2, x * 3], [1, 2], fillvalue=0))
     return [a * b for a, b in pairs], list(itertools.zip_longest("ab", [x]))
+
+
+from .feature_programs import CASES as _FEATURE_CASES  # noqa: E402  (issue 12's feature corpus)
+
+for _case in _FEATURE_CASES.cases:
+    CASES.add(_case.id, _case.fn, *_case.args, tags=tuple(_case.tags), **_case.kwargs)

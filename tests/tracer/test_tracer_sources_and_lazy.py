@@ -12,7 +12,9 @@ from torch._guards import TracingContext, tracing
 
 import minidynamo
 from minidynamo.bytecode import assemble, create_instruction
-from minidynamo.sources import AttrSource, GetItemSource, GlobalSource, ImportSource, LocalSource
+from minidynamo.sources import (
+    AttrSource, GetItemSource, GlobalSource, ImportSource, LocalSource, install_modules,
+)
 from tracer_helpers import run_minidynamo
 
 MODULE_WEIGHT = GetItemSource(
@@ -65,7 +67,9 @@ def run_reconstruct(source, **frame_locals):
         create_instruction("RETURN_VALUE"),
     ]
     code = assemble(instructions, probe.__code__)
-    return types.FunctionType(code, globals(), "probe", probe.__defaults__)(**frame_locals)
+    namespace = {"__builtins__": {}, "torch": torch}  # modules: globals, not IMPORT_NAME
+    install_modules(code, namespace)
+    return types.FunctionType(code, namespace, "probe", probe.__defaults__)(**frame_locals)
 
 
 def test_reconstruct_reloads_the_value():
