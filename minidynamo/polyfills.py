@@ -144,6 +144,96 @@ def combinations(iterable: Iterable[Any], r: int) -> Iterator[tuple]:
     return iter([tuple(pool[index] for index in chosen) for chosen in chosen_indices])
 
 
+def chain_from_iterable(iterables: Iterable[Iterable[Any]], /) -> Iterator[Any]:
+    """itertools.chain.from_iterable: the items of each iterable the argument yields."""
+    for iterable in iterables:
+        yield from iterable
+
+
+def permutations(iterable: Iterable[Any], r: int | None = None) -> Iterator[tuple]:
+    """itertools.permutations: the r-length orderings of the items, in the order of
+    their positions (lexicographic over indices), each position used once."""
+    pool = tuple(iterable)
+    size = len(pool) if r is None else r
+    if size < 0:
+        raise ValueError("r must be non-negative")
+    chosen_indices = [()] if size <= len(pool) else []
+    for _ in range(size if size <= len(pool) else 0):
+        chosen_indices = [chosen + (index,) for chosen in chosen_indices
+                          for index in range(len(pool)) if index not in chosen]
+    return iter([tuple(pool[index] for index in chosen) for chosen in chosen_indices])
+
+
+def starmap(function: Callable[..., Any], iterable: Iterable[Any], /) -> Iterator[Any]:
+    """itertools.starmap: `function(*args)` for each tuple of arguments."""
+    for args in iterable:
+        yield function(*args)
+
+
+def pairwise(iterable: Iterable[Any], /) -> Iterator[tuple]:
+    """itertools.pairwise: each item with the one after it."""
+    iterator = iter(iterable)
+    for previous in iterator:
+        break
+    else:
+        return
+    for item in iterator:
+        yield previous, item
+        previous = item
+
+
+def compress(data: Iterable[Any], selectors: Iterable[Any]) -> Iterator[Any]:
+    """itertools.compress: the items whose selector is true, until either ends."""
+    for item, selector in zip(data, selectors):
+        if selector:
+            yield item
+
+
+def repeat(obj: Any, times: int | None = None) -> Iterator[Any]:
+    """itertools.repeat: the object, `times` times or without end (read lazily)."""
+    if times is None:
+        while True:
+            yield obj
+    for _ in range(times):
+        yield obj
+
+
+def cycle(iterable: Iterable[Any], /) -> Iterator[Any]:
+    """itertools.cycle: the items, then the same items again, without end."""
+    saved = []
+    for item in iterable:
+        yield item
+        saved.append(item)
+    while saved:
+        yield from saved
+
+
+def count(start: Any = 0, step: Any = 1) -> Iterator[Any]:
+    """itertools.count: start, start + step, ... without end (read lazily)."""
+    value = start
+    while True:
+        yield value
+        value += step
+
+
+def zip_lazily(*iterables: Iterable[Any]) -> Iterator[tuple]:
+    """zip, pulling one item of each iterable per row, as CPython's does: used when an
+    argument is a generator, which may be endless (`zip(itertools.count(), layers)`)
+    or have side effects that an eager read would run too early."""
+    iterators = [iter(iterable) for iterable in iterables]
+    if not iterators:
+        return
+    while True:
+        row = []
+        for iterator in iterators:
+            for item in iterator:
+                row.append(item)
+                break
+            else:
+                return
+        yield tuple(row)
+
+
 def object_init(self: Any, /) -> None:
     """object.__init__, reached by `super().__init__()` in a class without a base."""
     return None

@@ -134,6 +134,11 @@ POLYFILLS: dict[Callable[..., Any], Callable[..., Any]] = {
     itertools.chain: polyfills.chain, itertools.islice: polyfills.islice,
     itertools.accumulate: polyfills.accumulate, itertools.product: polyfills.product,
     itertools.combinations: polyfills.combinations, itertools.zip_longest: polyfills.zip_longest,
+    itertools.chain.from_iterable: polyfills.chain_from_iterable,
+    itertools.permutations: polyfills.permutations, itertools.starmap: polyfills.starmap,
+    itertools.pairwise: polyfills.pairwise, itertools.compress: polyfills.compress,
+    itertools.repeat: polyfills.repeat, itertools.cycle: polyfills.cycle,
+    itertools.count: polyfills.count,
 }
 
 # pure builtins that may run at trace time on constant arguments
@@ -360,6 +365,12 @@ def _enumerate(tx: Translator, iterable: Variable, start: Variable | None = None
 
 
 def _zip(tx: Translator, *iterables: Variable, strict: Variable | None = None) -> Variable:
+    from minidynamo.variables.functions import UserFunctionVariable
+    from minidynamo.variables.iterators import GeneratorVariable
+
+    if strict is None and any(isinstance(iterable.realize(), GeneratorVariable)
+                              for iterable in iterables):
+        return UserFunctionVariable(polyfills.zip_lazily).call_function(tx, list(iterables), {})
     columns = [iterable.unpack_var_sequence(tx) for iterable in iterables]
     if strict is not None and strict.as_python_constant() and len({len(c) for c in columns}) > 1:
         raise_observed(ValueError, "zip() arguments have unequal lengths")

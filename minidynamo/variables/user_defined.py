@@ -61,6 +61,13 @@ def is_data_descriptor(attribute: Any) -> bool:
     return hasattr(type(attribute), "__set__") or hasattr(type(attribute), "__delete__")
 
 
+def _overrides_instance(attribute: Any) -> bool:
+    """A data descriptor that wins over the instance's own attributes; not a slot (a
+    `member_descriptor`), whose value an object made while tracing keeps with them."""
+    return (attribute is not _MISSING and is_data_descriptor(attribute)
+            and not isinstance(attribute, types.MemberDescriptorType))
+
+
 def class_attribute(
     tx: Translator,
     obj: VariableTracker,
@@ -90,6 +97,11 @@ def class_attribute(
         return UserMethodVariable(attribute, obj, source=source)
     if isinstance(attribute, BUILTIN_METHOD_DESCRIPTORS):  # dict.get, object.__setattr__
         return builtin_method(tx, obj, attribute.__objclass__, name)
+    getter = getattr(type(attribute), "__get__", None)
+    if isinstance(getter, types.FunctionType):  # a descriptor written in Python: inlined
+        descriptor = VariableBuilder(tx.output, None)(attribute)
+        owner = VariableBuilder(tx.output, None)(obj.python_type())
+        return UserFunctionVariable(getter).call_function(tx, [descriptor, obj, owner], {})
     if hasattr(type(attribute), "__get__") and not isinstance(attribute, type):
         what = f"{cls.__name__}.{name} is a {type(attribute).__name__} descriptor"
         graph_break(UNSUPPORTED_ATTRIBUTE, what)
@@ -158,11 +170,16 @@ def object_attribute(
     if attribute is not _MISSING:
         return class_attribute(tx, obj, cls, name, attribute, source)
     custom_getattr = _lookup_static(cls, "__getattr__")
-    if value is None and isinstance(custom_getattr, types.FunctionType):
-        # an object made while tracing (an nn.Module's buffers and submodules): Python
-        # calls the class's __getattr__ when the lookup fails, and so do we, inlined
+    if isinstance(custom_getattr, types.FunctionType) and (
+            value is None or custom_getattr is not torch.nn.Module.__getattr__):
+        # Python calls the class's __getattr__ when the lookup fails, and so do we,
+        # inlined: an EasyDict's `cfg.scale`, a wrapper forwarding to what it wraps, an
+        # nn.Module made while tracing reading its buffers and submodules
         from minidynamo.variables.functions import UserFunctionVariable
 
+        if obj.source is not None:  # the class's __getattr__, next time too
+            on_class = AttrSource(AttrSource(obj.source, "__class__"), "__getattr__")
+            tx.output.guards.add("ID_MATCH", on_class, custom_getattr)
         return UserFunctionVariable(custom_getattr).call_function(tx, [obj, constant(name)], {})
     if custom_getattr is not _MISSING and custom_getattr is not torch.nn.Module.__getattr__:
         what = f"{cls.__name__} defines __getattr__ (reading {name!r})"
@@ -210,6 +227,19 @@ def builtin_data_descriptor(
 
 
 def _lookup_static(cls: type, name: str) -> Any:
+    """What an instance's lookup finds for `name` on its type: the entry of the first
+    class of `cls.__mro__` whose dict has it. Never the metaclass's: `type.__name__`
+    is not an attribute of instances (a class used as a decorator copies `__name__`
+    into its instance's dict)."""
+    for klass in cls.__mro__:
+        namespace = vars(klass)
+        if name in namespace:
+            return namespace[name]
+    return _MISSING
+
+
+def _lookup_on_class(cls: type, name: str) -> Any:
+    """What `cls.name` finds without running code: the MRO, then the metaclass's."""
     try:
         return inspect.getattr_static(cls, name)
     except AttributeError:
@@ -236,7 +266,7 @@ class UserDefinedClassVariable(VariableTracker):
             return constant(getattr(self.cls, name))
         if name in CLASS_HIERARCHY_ATTRIBUTES:  # classes, known by identity like this one
             return VariableBuilder(tx.output, None)(getattr(self.cls, name))
-        attribute = _lookup_static(self.cls, name)
+        attribute = _lookup_on_class(self.cls, name)
         if attribute is _MISSING:
             raise_observed(AttributeError,
                            f"type object {self.cls.__name__!r} has no attribute {name!r}")
@@ -244,6 +274,14 @@ class UserDefinedClassVariable(VariableTracker):
             attribute = attribute.__func__
         elif isinstance(attribute, classmethod):
             return UserMethodVariable(attribute.__func__, self)
+        elif isinstance(getattr(type(attribute), "__get__", None), types.FunctionType):
+            # a descriptor written in Python, read off the class: `__get__(None, cls)`
+            from minidynamo.variables.functions import UserFunctionVariable
+
+            getter = type(attribute).__get__
+            descriptor = VariableBuilder(tx.output, None)(attribute)
+            return UserFunctionVariable(getter).call_function(
+                tx, [descriptor, constant(None), self], {})
         elif hasattr(type(attribute), "__get__") and not isinstance(
             attribute, (types.FunctionType, type, *BUILTIN_METHOD_DESCRIPTORS)
         ):
@@ -439,8 +477,10 @@ class UserDefinedObjectVariable(VariableTracker):
         return self.generic_getattr(tx, name)
 
     def generic_getattr(self, tx: Translator, name: str) -> VariableTracker:
-        """`object.__getattribute__(obj, name)`: Python's lookup without the class's hook."""
-        if name in self.attributes:
+        """`object.__getattribute__(obj, name)`: Python's lookup without the class's hook.
+        A data descriptor of the class (a property, a descriptor with `__set__`) comes
+        before the instance's own attributes; a slot is one of them."""
+        if name in self.attributes and not _overrides_instance(_lookup_static(self.cls, name)):
             return self.attributes[name]
         return object_attribute(tx, self, self.value, self.cls, name)
 
@@ -470,7 +510,27 @@ class UserDefinedObjectVariable(VariableTracker):
         return ConstantVariable(None)
 
     def generic_setattr(self, tx: Translator, name: str, value: VariableTracker) -> VariableTracker:
-        """`object.__setattr__(obj, name, value)`: a new version with the attribute."""
+        """`object.__setattr__(obj, name, value)`: a data descriptor of the class stores
+        it (a property's setter, a descriptor's `__set__`, inlined); otherwise a new
+        version with the attribute."""
+        from minidynamo.variables.builder import VariableBuilder
+        from minidynamo.variables.functions import UserFunctionVariable
+
+        attribute = _lookup_static(self.cls, name)
+        if _overrides_instance(attribute):
+            if isinstance(attribute, property):
+                if attribute.fset is None:
+                    raise_observed(AttributeError, f"property {name!r} of {self.cls.__name__!r} "
+                                   "object has no setter")
+                setter, head = attribute.fset, []
+            else:
+                setter = getattr(type(attribute), "__set__", None)
+                head = [VariableBuilder(tx.output, None)(attribute)]
+            if not isinstance(setter, types.FunctionType):
+                graph_break(UNSUPPORTED_ATTRIBUTE, f"storing {self.cls.__name__}.{name} through a "
+                            f"{type(attribute).__name__} written in C")
+            UserFunctionVariable(setter).call_function(tx, [*head, self, value], {})
+            return ConstantVariable(None)
         tx.output.side_effects.mutate(self.clone(attributes={**self.attributes, name: value}))
         return ConstantVariable(None)
 
@@ -683,10 +743,30 @@ class SuperVariable(VariableTracker):
     children_fields = ("obj",)
 
     def var_getattr(self, tx: Translator, name: str) -> VariableTracker:
+        if isinstance(self.obj, UserDefinedClassVariable):  # super() in a classmethod
+            return self.class_getattr(tx, name)
         mro = self.obj.python_type().__mro__
         for klass in mro[mro.index(self.owner) + 1:]:
             if name in vars(klass):
                 return class_attribute(tx, self.obj, klass, name, vars(klass)[name], None)
+        raise_observed(AttributeError, f"'super' object has no attribute {name!r}")
+
+    def class_getattr(self, tx: Translator, name: str) -> VariableTracker:
+        """`super().name` where the second argument is a class (`cls` of a classmethod):
+        a classmethod found after `owner` is bound to that class, a function stays
+        unbound, a staticmethod is its function."""
+        from minidynamo.variables.builder import VariableBuilder
+        from minidynamo.variables.functions import UserMethodVariable
+
+        mro = self.obj.cls.__mro__
+        for klass in mro[mro.index(self.owner) + 1:]:
+            if name in vars(klass):
+                attribute = vars(klass)[name]
+                if isinstance(attribute, classmethod):
+                    return UserMethodVariable(attribute.__func__, self.obj)
+                if isinstance(attribute, staticmethod):
+                    attribute = attribute.__func__
+                return VariableBuilder(tx.output, None)(attribute)
         raise_observed(AttributeError, f"'super' object has no attribute {name!r}")
 
     def __repr__(self) -> str:

@@ -1704,30 +1704,44 @@ def torch_size_arithmetic(x):
 # They are not registered: this is the compiler's work list. When one passes, move it
 # back to its family as a `@case`.
 
-GAPS: list[tuple[str, typing.Callable, tuple]] = [
-    ## Descriptors
-    # InternalError at recompile: ValueError('tuple.index(x): x not in tuple') on super() in a classmethod
+## Former gaps, passing now ##########################################################
+
+FIXED_GAPS = [  # found by this corpus, fixed in the compiler: registered like the rest
     ("classmethod_with_super", classmethod_with_super, (t(3),)),
-    # MD0005 'DropoutSetting.rate is a descriptor': a user __get__/__set__ is not inlined
     ("data_descriptor_made_while_tracing", data_descriptor_made_while_tracing, (t(4),)),
-    # MD0005 'DropoutSetting.rate is a Bounded descriptor', on an argument's class
     ("data_descriptor_on_an_argument", data_descriptor_on_an_argument, (t(4), DropoutSetting(0.2))),
-    # MD0005 'Grid.coordinates is a LazyAttribute descriptor': __get__ not inlined
-    ("non_data_descriptor_caches_in_the_instance", non_data_descriptor_caches_in_the_instance, (t(4),)),
-    # MD0005 "Options defines __getattr__ (reading 'activation')": no __getattr__ fallback
+    ("class_instance_as_decorator", class_instance_as_decorator, (t(3, 4),)),
     ("getattr_fallback_on_an_argument", getattr_fallback_on_an_argument,
      (t(4), Options(scale=2, activation="tanh"))),
-    # MD0005 "Parallel defines __getattr__ (reading 'bias')": no __getattr__ fallback
     ("getattr_forwards_to_a_wrapped_module", getattr_forwards_to_a_wrapped_module,
      (Parallel(seeded(lambda: nn.Linear(3, 2))), t(2, 3))),
+    ("attribute_dict_argument", attribute_dict_argument, (t(3), AttrDict(scale=2.0, shift=1.0))),
+    ("backends_flags", backends_flags, (t(3),)),
+    ("counter_arithmetic", counter_arithmetic, (t(3),)),
+    ("chain_from_iterable_flattens_groups", chain_from_iterable_flattens_groups,
+     ([[t(2), t(2)], [t(2)], []],)),
+    ("permutations_of_axes", permutations_of_axes, (t(2, 3, 4),)),
+    ("repeat_zipped_with_rows", repeat_zipped_with_rows, (t(3), t(3))),
+    ("starmap_over_pairs", starmap_over_pairs, (t(3), t(3))),
+    ("count_zipped_as_depths", count_zipped_as_depths, ([t(2), t(2), t(2)],)),
+    ("pairwise_differences", pairwise_differences, (t(5),)),
+    ("cycle_through_activations", cycle_through_activations, (t(4),)),
+    ("compress_by_flags", compress_by_flags, ([t(2), t(2), t(2)],)),
+
+]
+for _case_id, _fn, _args in FIXED_GAPS:
+    CASES.add(_case_id, _fn, *_args)
+
+GAPS: list[tuple[str, typing.Callable, tuple]] = [
+    ## Descriptors
+    # MD0005 'Grid.coordinates is a LazyAttribute descriptor': __get__ not inlined
+    ("non_data_descriptor_caches_in_the_instance", non_data_descriptor_caches_in_the_instance, (t(4),)),
     # MD0004 'using NNModuleVariable(Tower) as a dict key': next(self.parameters())
     ("module_property_reads_its_parameters", seeded(Tower), (t(2, 3),)),
 
     ## Decorators
     # MD0002 'builtin id() with arguments [UserFunctionVariable(wrapper)]' in inspect.unwrap
     ("stacked_decorators", stacked_decorators, (t(4), t(4))),
-    # InternalError: update_wrapper(self, fn): "descriptor '__name__' for 'type' objects ..."
-    ("class_instance_as_decorator", class_instance_as_decorator, (t(3, 4),)),
     # MD0005/MD0012: functools.wraps reads and assigns __module__ of a lambda made while tracing
     ("decorator_applied_while_tracing", decorator_applied_while_tracing, (t(3),)),
     # MD0009 cannot reconstruct 'the method with_describe.<locals>.describe' (set by a decorator)
@@ -1745,8 +1759,6 @@ GAPS: list[tuple[str, typing.Callable, tuple]] = [
     ("tuple_subclass_argument", tuple_subclass_argument, (t(2, 6), Size2d(3, 4))),
     # MD0002 'method popitem() of DictPartVariable(OrderedDict)' in the subclass's __setitem__
     ("ordered_dict_subclass_evicts", ordered_dict_subclass_evicts, (t(3),)),
-    # MD0005 "AttrDict defines __getattr__ (reading 'scale')": a dict subclass with __getattr__
-    ("attribute_dict_argument", attribute_dict_argument, (t(3), AttrDict(scale=2.0, shift=1.0))),
     # MD0002 'method __or__() of ConstDictVariable()': dict | dict and |= unsupported
     ("dict_merge_operators", dict_merge_operators, (t(3),)),
 
@@ -1761,36 +1773,16 @@ GAPS: list[tuple[str, typing.Callable, tuple]] = [
     ("ordered_dict_move_to_end_and_popitem", ordered_dict_move_to_end_and_popitem, (t(3),)),
     # MD0002 'method __eq__() of ConstDictVariable()': == between OrderedDicts
     ("ordered_dict_equality_is_ordered", ordered_dict_equality_is_ordered, (t(3),)),
-    # MD0009 cannot reconstruct 'the method Counter.elements of an object made while tracing'
-    ("counter_arithmetic", counter_arithmetic, (t(3),)),
     # MD0009 cannot reconstruct 'the method Hyper._make' (a namedtuple classmethod)
     ("namedtuple_make_and_unpack", namedtuple_make_and_unpack, (t(3),)),
     # MD0002 'method take() of NamedTupleVariable': typing.NamedTuple methods not inlined
     ("typed_namedtuple_with_a_method", typed_namedtuple_with_a_method, (t(5),)),
 
     ## itertools
-    # MD0002 'builtin from_iterable() with arguments [ListVariable(length=3)]'
-    ("chain_from_iterable_flattens_groups", chain_from_iterable_flattens_groups,
-     ([[t(2), t(2)], [t(2)], []],)),
-    # MD0002 'constructing a permutations while tracing'
-    ("permutations_of_axes", permutations_of_axes, (t(2, 3, 4),)),
     # MD0009 'a generator made while tracing escapes the frame' (islice of a generator)
     ("islice_of_an_infinite_generator", islice_of_an_infinite_generator, (t(3),)),
-    # MD0002 'constructing a repeat while tracing', then 'repeat.__iter__'
-    ("repeat_zipped_with_rows", repeat_zipped_with_rows, (t(3), t(3))),
-    # MD0002 'constructing a starmap while tracing'
-    ("starmap_over_pairs", starmap_over_pairs, (t(3), t(3))),
     # MD0002 'constructing a groupby while tracing'
     ("groupby_parameter_names", groupby_parameter_names, (t(6),)),
-    # MD0002 'constructing a count while tracing' (itertools.count(1))
-    ("count_zipped_as_depths", count_zipped_as_depths, ([t(2), t(2), t(2)],)),
-    # MD0002 'constructing a pairwise while tracing'
-    ("pairwise_differences", pairwise_differences, (t(5),)),
-    # MD0002 'constructing a cycle while tracing'
-    ("cycle_through_activations", cycle_through_activations, (t(4),)),
-    # MD0002 'constructing a compress while tracing'
-    ("compress_by_flags", compress_by_flags, ([t(2), t(2), t(2)],)),
-
     ## functools
     # MD0005 'object.__ne__ of UserDefinedObjectVariable(Version)' (total_ordering's >=)
     ("total_ordering_version_check", total_ordering_version_check, (t(3),)),
@@ -1825,8 +1817,6 @@ GAPS: list[tuple[str, typing.Callable, tuple]] = [
     ## torch metadata
     # MD0005 "Tensor attribute 'nbytes'" (torch folds it to a constant)
     ("shape_queries_choose_a_view", shape_queries_choose_a_view, (t(2, 3, 4),)),
-    # MD0005 "cuBLASModule defines __getattr__ (reading 'allow_tf32')"
-    ("backends_flags", backends_flags, (t(3),)),
     # MD0004 'using NNModuleVariable(Tower) as a dict key': sum over model.parameters()
     ("parameter_metadata", parameter_metadata, (seeded(Tower), t(2, 3))),
 ]

@@ -28,6 +28,23 @@ CASES = {
         (("ab", [1, 2]), {}), (([1, 2],), {"repeat": 2}), (([], [1]), {}), ((), {})]),
     "combinations": (itertools.combinations, polyfills.combinations, [
         ((range(4), 2), {}), ((range(2), 3), {}), ((range(3), 0), {})]),
+    "chain.from_iterable": (itertools.chain.from_iterable, polyfills.chain_from_iterable, [
+        (([[1], [], (2, 3), "ab"],), {}), (([],), {})]),
+    "permutations": (itertools.permutations, polyfills.permutations, [
+        ((range(3),), {}), ((range(4), 2), {}), (("ab", 3), {}), ((range(3), 0), {}), (([],), {})]),
+    "starmap": (itertools.starmap, polyfills.starmap, [
+        ((pow, [(2, 3), (3, 2)]), {}), ((max, []), {})]),
+    "pairwise": (itertools.pairwise, polyfills.pairwise, [
+        (([1, 2, 3, 4],), {}), (([1],), {}), (([],), {}), (("abc",), {})]),
+    "compress": (itertools.compress, polyfills.compress, [
+        (("abcdef", [1, 0, 1, 0, 1, 1]), {}), (("abc", [1]), {}), (([], [1, 1]), {})]),
+    "repeat": (itertools.repeat, polyfills.repeat, [
+        (("x", 3), {}), (("x", 0), {}), (("x",), {"times": -1})]),
+}
+ENDLESS = {  # compared on their first items
+    "repeat": (itertools.repeat, polyfills.repeat, [(("x",), {})]),
+    "cycle": (itertools.cycle, polyfills.cycle, [(("ab",), {}), (([],), {})]),
+    "count": (itertools.count, polyfills.count, [((), {}), ((5, -2), {}), ((0.5, 0.25), {})]),
 }
 
 
@@ -36,3 +53,30 @@ def test_polyfill_yields_what_itertools_yields(name):
     original, polyfill, calls = CASES[name]
     for args, kwargs in calls:
         assert list(polyfill(*args, **kwargs)) == list(original(*args, **kwargs)), (args, kwargs)
+
+
+@pytest.mark.parametrize("name", ENDLESS)
+def test_an_endless_polyfill_starts_as_itertools_does(name):
+    original, polyfill, calls = ENDLESS[name]
+    for args, kwargs in calls:
+        expected = list(itertools.islice(original(*args, **kwargs), 7))
+        assert list(itertools.islice(polyfill(*args, **kwargs), 7)) == expected, (args, kwargs)
+
+
+@pytest.mark.parametrize("iterables", [([1, 2, 3], "ab"), ([], [1]), ([1, 2],), ()])
+def test_lazy_zip_is_zip(iterables):
+    assert list(polyfills.zip_lazily(*iterables)) == list(zip(*iterables))
+
+
+def test_lazy_zip_pulls_items_as_cpython_does():
+    """zip asks each iterator for one item per row, in order, and stops at the first
+    that is exhausted: the ones before it gave one item more (CPython's order)."""
+    def pulled(log, name, items):
+        for item in items:
+            log.append(name)
+            yield item
+
+    ours, theirs = [], []
+    list(polyfills.zip_lazily(pulled(ours, "a", [1, 2, 3]), pulled(ours, "b", [1])))
+    list(zip(pulled(theirs, "a", [1, 2, 3]), pulled(theirs, "b", [1])))
+    assert ours == theirs
