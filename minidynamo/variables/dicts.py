@@ -13,6 +13,7 @@ hashable trackers as keys.
 
 from __future__ import annotations
 
+import collections
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Sequence
 
@@ -192,6 +193,47 @@ class ConstDictVariable(VariableTracker):
     def method_clear(self, tx: Translator) -> VariableTracker:
         self.mutated(tx, {})
         return ConstantVariable(None)
+
+    def method_popitem(self, tx: Translator, last: VariableTracker | None = None) -> VariableTracker:
+        """The last pair (`OrderedDict.popitem(last=False)`: the first), removed."""
+        ordered = issubclass(self.dict_class, collections.OrderedDict)
+        if last is not None and not ordered:
+            raise_observed(TypeError, "dict.popitem() takes no arguments (1 given)")
+        if not self.items:
+            raise_observed(KeyError, "dictionary is empty" if ordered else
+                           "popitem(): dictionary is empty")
+        keys = list(self.items)
+        key = keys[-1] if last is None or last.as_python_constant() else keys[0]
+        value = self.items[key]
+        self.mutated(tx, {k: v for k, v in self.items.items() if k != key})
+        return TupleVariable((constant(key), value))
+
+    def dunder_or(self, tx: Translator, other: VariableTracker) -> VariableTracker:
+        """`d | other`: a new dict of d's type with other's entries over d's."""
+        if not isinstance(other, ConstDictVariable):
+            return constant(NotImplemented)
+        items = {**self.items, **tx.output.side_effects.latest(other).items}
+        return self.clone(items=items, source=None, object_id=new_object_id())
+
+    def dunder_ior(self, tx: Translator, other: VariableTracker) -> VariableTracker:
+        """`d |= other`: d updated in place, d itself the result."""
+        self.method_update(tx, other)
+        return tx.output.side_effects.latest(self)
+
+    def dunder_eq(self, tx: Translator, other: VariableTracker) -> VariableTracker:
+        """Equality of dicts of constants; two OrderedDicts compare their order too."""
+        other = tx.output.side_effects.latest(other.realize())
+        if not isinstance(other, ConstDictVariable):
+            return constant(False)
+        values = [*self.items.values(), *other.items.values()]
+        if not all(value.is_python_constant() for value in values):
+            graph_break(UNSUPPORTED_OPERATOR, "comparing dicts whose values are not constants")
+        mine, theirs = ({key: value.as_python_constant() for key, value in part.items.items()}
+                        for part in (self, other))
+        ordered = collections.OrderedDict
+        if issubclass(self.dict_class, ordered) and issubclass(other.dict_class, ordered):
+            return constant(ordered(mine) == ordered(theirs))
+        return constant(mine == theirs)
 
     def __repr__(self) -> str:
         return "ConstDictVariable()"

@@ -1728,6 +1728,10 @@ FIXED_GAPS = [  # found by this corpus, fixed in the compiler: registered like t
     ("cycle_through_activations", cycle_through_activations, (t(4),)),
     ("compress_by_flags", compress_by_flags, ([t(2), t(2), t(2)],)),
 
+    ("dict_merge_operators", dict_merge_operators, (t(3),)),
+
+    ("ordered_dict_move_to_end_and_popitem", ordered_dict_move_to_end_and_popitem, (t(3),)),
+    ("ordered_dict_equality_is_ordered", ordered_dict_equality_is_ordered, (t(3),)),
 ]
 for _case_id, _fn, _args in FIXED_GAPS:
     CASES.add(_case_id, _fn, *_args)
@@ -1759,9 +1763,6 @@ GAPS: list[tuple[str, typing.Callable, tuple]] = [
     ("tuple_subclass_argument", tuple_subclass_argument, (t(2, 6), Size2d(3, 4))),
     # MD0002 'method popitem() of DictPartVariable(OrderedDict)' in the subclass's __setitem__
     ("ordered_dict_subclass_evicts", ordered_dict_subclass_evicts, (t(3),)),
-    # MD0002 'method __or__() of ConstDictVariable()': dict | dict and |= unsupported
-    ("dict_merge_operators", dict_merge_operators, (t(3),)),
-
     ## Dataclasses
     # MD0004 'a dict with non-constant keys': a frozen (hashable) dataclass as a key
     ("frozen_dataclass_as_dict_key", frozen_dataclass_as_dict_key, (t(3),)),
@@ -1769,10 +1770,6 @@ GAPS: list[tuple[str, typing.Callable, tuple]] = [
     ("dataclass_field_metadata", dataclass_field_metadata, (t(3),)),
 
     ## collections
-    # MD0002 'method popitem() of ConstDictVariable()': OrderedDict.popitem(last=False)
-    ("ordered_dict_move_to_end_and_popitem", ordered_dict_move_to_end_and_popitem, (t(3),)),
-    # MD0002 'method __eq__() of ConstDictVariable()': == between OrderedDicts
-    ("ordered_dict_equality_is_ordered", ordered_dict_equality_is_ordered, (t(3),)),
     # MD0009 cannot reconstruct 'the method Hyper._make' (a namedtuple classmethod)
     ("namedtuple_make_and_unpack", namedtuple_make_and_unpack, (t(3),)),
     # MD0002 'method take() of NamedTupleVariable': typing.NamedTuple methods not inlined
