@@ -80,6 +80,14 @@ class CacheEntry:
         weakref.finalize(self, _pop_globals, f_globals, list(self.installed_globals))
 
 
+def _forget_binder(cache_ref: weakref.ref) -> Callable[[weakref.ref], None]:
+    def forget(dead: weakref.ref) -> None:
+        cache = cache_ref()
+        if cache is not None and cache._binder is not None and cache._binder[0] is dead:
+            cache._binder = None
+    return forget
+
+
 def _forget_runner(entry_ref: weakref.ref) -> Callable[[weakref.ref], None]:
     def forget(dead: weakref.ref) -> None:
         entry = entry_ref()
@@ -111,19 +119,13 @@ class FrameCache:
         self._binder_code = binder_code(code)
         # free variables the binder cannot read itself: filled from the closure per call
         self._free_by_hand = code.co_freevars if not self._binder_code.co_freevars else ()
-        self._binder: Callable[..., dict[str, Any]] | None = None
-        self._binder_key: tuple = ()
+        # the binder made for the last function called (its defaults and closure): held
+        # with a weak reference to that function, and forgotten when it dies
+        self._binder: tuple[weakref.ref, Callable[..., dict[str, Any]]] | None = None
 
     def bind(self, fn: types.FunctionType, args: tuple, kwargs: dict[str, Any]) -> dict[str, Any]:
         """The frame's locals `L` for this call (TypeError for arguments fn would reject)."""
-        key = (fn.__defaults__, fn.__kwdefaults__, fn.__closure__)
-        binder = self._binder
-        if binder is None or any(a is not b for a, b in zip(key, self._binder_key)):
-            closure = fn.__closure__ if self._binder_code.co_freevars else None
-            binder = types.FunctionType(self._binder_code, {}, "___bind", fn.__defaults__,
-                                        closure)
-            binder.__kwdefaults__ = fn.__kwdefaults__
-            self._binder, self._binder_key = binder, key
+        binder = self._binder_for(fn)
         try:
             f_locals = binder(*args, **kwargs)
             for name, cell in zip(self._free_by_hand, fn.__closure__ or ()):
@@ -131,6 +133,20 @@ class FrameCache:
             return f_locals
         except (NameError, ValueError):  # an empty closure cell: leave that free variable out
             return dict(_bind_slowly(fn, args, kwargs))
+
+    def _binder_for(self, fn: types.FunctionType) -> Callable[..., dict[str, Any]]:
+        """The binder of `fn`: made once per function, reused while its defaults are the
+        same objects (its closure cannot change)."""
+        if self._binder is not None:
+            of, binder = self._binder
+            if of() is fn and binder.__defaults__ is fn.__defaults__ and (
+                    binder.__kwdefaults__ is fn.__kwdefaults__):
+                return binder
+        closure = fn.__closure__ if self._binder_code.co_freevars else None
+        binder = types.FunctionType(self._binder_code, {}, "___bind", fn.__defaults__, closure)
+        binder.__kwdefaults__ = fn.__kwdefaults__
+        self._binder = weakref.ref(fn, _forget_binder(weakref.ref(self))), binder
+        return binder
 
     def keep_globals(self, f_globals: dict[str, Any], names: list[str]) -> None:
         """Globals installed for `native_code`: removed when this cache is collected."""

@@ -323,6 +323,9 @@ def recompile_limit_hit(cache: FrameCache, fn: types.FunctionType,
     return None
 
 
+MAX_FAILURES_KEPT = 256  # recompile reasons a frame's cache remembers (`FrameCache.failures`)
+
+
 def log_recompile(cache: FrameCache, reasons: list[tuple[str, str | None]]) -> None:
     """`MINIDYNAMO_LOGS=recompiles`: the failing guard of every entry, newest first.
 
@@ -330,6 +333,7 @@ def log_recompile(cache: FrameCache, reasons: list[tuple[str, str | None]]) -> N
     per entry (`guard 0 failures:`), instead of the short one (as torch, not both)."""
     counters["recompiles"] += 1
     cache.failures += [f"{compile_id}: {reason}" for compile_id, reason in reasons]
+    del cache.failures[:-MAX_FAILURES_KEPT]  # the newest: a frame past its limit misses on and on
     header = [f"Recompiling function {cache.name} in {cache.location}",
               "    triggered by the following guard failure(s):"]
     if recompiles_verbose_log.isEnabledFor(logging.DEBUG):

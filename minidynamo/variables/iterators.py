@@ -37,16 +37,22 @@ class IteratorVariable(VariableTracker):
     def remaining(self) -> list[VariableTracker]:
         raise NotImplementedError
 
+    def peek(self) -> VariableTracker | None:
+        """The next item without advancing (None: exhausted). Iterators that know it
+        cheaply say so: a loop over `range(n)` must not build the rest at each step."""
+        items = self.remaining()
+        return items[0] if items else None
+
     def advanced(self, steps: int) -> IteratorVariable:
         """The next version of this iterator, `steps` items further on."""
         raise NotImplementedError
 
     def next_variable(self, tx: Translator) -> VariableTracker | None:
-        items = self.remaining()
-        if not items:
+        item = self.peek()
+        if item is None:
             return None
         tx.output.side_effects.mutate(self.advanced(1))
-        return items[0]
+        return item
 
     def unpack_var_sequence(self, tx: Translator) -> list[VariableTracker]:
         items = self.remaining()
@@ -90,6 +96,9 @@ class ListIteratorVariable(IteratorVariable):
     def remaining(self) -> list[VariableTracker]:
         return list(self.items[self.index:])
 
+    def peek(self) -> VariableTracker | None:
+        return self.items[self.index] if self.index < len(self.items) else None
+
     def advanced(self, steps: int) -> IteratorVariable:
         return self.clone(index=self.index + steps)
 
@@ -108,6 +117,9 @@ class RangeIteratorVariable(IteratorVariable):
 
     def remaining(self) -> list[VariableTracker]:
         return [ConstantVariable(i) for i in self.values]
+
+    def peek(self) -> VariableTracker | None:
+        return ConstantVariable(self.values[0]) if self.values else None
 
     def advanced(self, steps: int) -> IteratorVariable:
         return self.clone(values=self.values[steps:])

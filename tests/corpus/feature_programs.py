@@ -1732,6 +1732,7 @@ FIXED_GAPS = [  # found by this corpus, fixed in the compiler: registered like t
 
     ("ordered_dict_move_to_end_and_popitem", ordered_dict_move_to_end_and_popitem, (t(3),)),
     ("ordered_dict_equality_is_ordered", ordered_dict_equality_is_ordered, (t(3),)),
+    ("shape_queries_choose_a_view", shape_queries_choose_a_view, (t(2, 3, 4),)),
 ]
 for _case_id, _fn, _args in FIXED_GAPS:
     CASES.add(_case_id, _fn, *_args)
@@ -1812,8 +1813,6 @@ GAPS: list[tuple[str, typing.Callable, tuple]] = [
     ("numpy_linalg_norm", numpy_linalg_norm, (t(3),)),
 
     ## torch metadata
-    # MD0005 "Tensor attribute 'nbytes'" (torch folds it to a constant)
-    ("shape_queries_choose_a_view", shape_queries_choose_a_view, (t(2, 3, 4),)),
     # MD0004 'using NNModuleVariable(Tower) as a dict key': sum over model.parameters()
     ("parameter_metadata", parameter_metadata, (seeded(Tower), t(2, 3))),
 ]

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import sys
 import threading
-import time
 import types
 
 import pytest
@@ -555,24 +554,20 @@ def test_a_loop_of_1000_tensor_additions_unrolls_into_one_graph_as_torch():
     assert len(graphs[0].graph.nodes) == len(torch_graphs[0].graph.nodes)
 
 
-@pytest.mark.xfail(strict=True, reason="tracing `for i in range(n)` is quadratic in n: each "
-                   "FOR_ITER builds trackers for the whole rest of the range "
-                   "(RangeIteratorVariable.remaining); 3000 iterations take ~4 s, torch ~0.2 s; "
-                   "range(100000) does not finish in 400 s (torch: 4 s)")
-def test_a_long_python_loop_traces_in_time_proportional_to_its_length():
-    n = 3000
+@pytest.mark.timeout(60)  # a hang guard, not a timing: linear takes under a second
+def test_a_long_python_loop_is_unrolled_without_quadratic_work():
+    """12,000 iterations of `for i in range(n)` (within the instruction budget,
+    `config.max_instructions_per_frame`): each FOR_ITER takes the next item of the range
+    (`IteratorVariable.peek`), never the whole rest of it, which made this loop take
+    minutes (the work grew with the square of its length)."""
+    n = 12000
     x = torch.randn(3)
-    start = time.process_time()
     torch_result = torch.compile(sums_in_a_loop, backend="eager")(x, n)
-    torch_seconds = time.process_time() - start
     graphs, backend = counting_backend()
-    start = time.process_time()
     ours = minidynamo.compile(sums_in_a_loop, backend=backend)(x, n)
-    our_seconds = time.process_time() - start
     assert_same_value(sums_in_a_loop(x, n), ours)
     assert_same_value(torch_result, ours)
     assert len(graphs) == 1
-    assert our_seconds < 4 * torch_seconds + 0.75, (our_seconds, torch_seconds)
 
 
 ## Threads #############################################################################

@@ -30,15 +30,6 @@ from minidynamo import cache, convert_frame
 from minidynamo.resume import resume_cache
 
 
-# What holds on where minidynamo does not let go (the reasons of the xfail marks).
-BINDER_HOLDS = (
-    "FrameCache keeps the last caller's closure and defaults: minidynamo.cache.caches"
-    "[id(code)] -> FrameCache._binder (function ___bind, made with fn.__closure__) -> cell "
-    "-> the captured object, and FrameCache._binder_key = (fn.__defaults__, "
-    "fn.__kwdefaults__, fn.__closure__); held while the code object lives (for a closure: "
-    "as long as the function that defines it), whatever the entries")
-
-
 def collect() -> None:
     """Collect until nothing more is freed (a finalizer run by one collection, an entry
     removing its globals, may leave garbage for the next)."""
@@ -180,7 +171,6 @@ def test_a_dropped_fresh_function_takes_its_frame_cache(graphs):
     assert [name for name in namespace if name.startswith("__compiled_fn")] == []
 
 
-@pytest.mark.xfail(strict=True, reason=BINDER_HOLDS)
 def test_a_dropped_function_releases_what_it_captured():
     captured = torch.randn(1000)
     default = torch.randn(1000)
@@ -251,9 +241,7 @@ def test_torch_compile_frees_inputs_without_the_cyclic_collector(fresh_torch):
 
 @pytest.mark.parametrize("make", [
     Small,
-    pytest.param(lambda: torch.nn.Linear(4, 4), marks=pytest.mark.xfail(strict=True, reason=(
-        "a torch.nn module is compiled as api.wrap_inline(module), a closure over it; "
-        + BINDER_HOLDS + ": so the module, its parameters, its entry and graph stay"))),
+    lambda: torch.nn.Linear(4, 4),
 ], ids=["user", "torch.nn"])
 def test_a_dropped_module_releases_its_entries(graphs, make):
     module = make()
@@ -312,11 +300,6 @@ def growth_past_the_limit(compile_fn: Callable, calls: int = 400) -> int:
         tracemalloc.stop()
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "every miss appends the failing guard of every entry to FrameCache.failures, which is "
-    "never trimmed: minidynamo.cache.caches[id(code)] -> FrameCache.failures (list of str), "
-    "+recompile_limit strings (~1 KiB) per call past the limit (log_recompile runs before "
-    "the limit check in convert_frame.recompile), for as long as the code object lives"))
 def test_calls_past_the_recompile_limit_keep_nothing():
     assert growth_past_the_limit(
         lambda fn: minidynamo.compile(fn, backend="eager", dynamic=False)) < 100_000
