@@ -32,7 +32,7 @@ from minidynamo.variables.nn_module import has_hooks
 
 
 def compile(  # noqa: A001 (mirrors torch.compile)
-    fn_or_module: Callable[..., Any] | torch.nn.Module,
+    fn_or_module: Callable[..., Any] | torch.nn.Module | None = None,
     *,
     backend: str | Backend = "eager",
     fullgraph: bool = False,
@@ -50,6 +50,8 @@ def compile(  # noqa: A001 (mirrors torch.compile)
     """
     if dynamic not in (None, True, False):
         raise TypeError(f"minidynamo.compile: dynamic must be None, True or False, got {dynamic!r}")
+    if fn_or_module is None:  # `@minidynamo.compile(backend=...)`: a decorator, as torch's
+        return functools.partial(compile, backend=backend, fullgraph=fullgraph, dynamic=dynamic)
     backend_fn = lookup_backend(backend)
     # A compiled function or module compiled again: the original, with these options
     # (tracing minidynamo's own wrapper would only reach it again, without end).

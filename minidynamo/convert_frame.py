@@ -273,9 +273,14 @@ def recompile(cache: FrameCache, fn: types.FunctionType, args: tuple, kwargs: di
         counters["frames_skipped_no_ops"] += 1
         cache.skip = True
         return None
-    entry = CacheEntry(CheckFunction(output.finish_guards()), new_code, id(backend), fullgraph,
-                       cache.next_compile_id(), fn.__globals__, list(output.installed_globals),
-                       dynamic=dynamic)
+    try:
+        check = CheckFunction(output.finish_guards())
+    except BaseException:  # KeyboardInterrupt too: nothing of this compile stays installed
+        for name in output.installed_globals:
+            fn.__globals__.pop(name, None)
+        raise
+    entry = CacheEntry(check, new_code, id(backend), fullgraph, cache.next_compile_id(),
+                       fn.__globals__, list(output.installed_globals), dynamic=dynamic)
     entry.release_globals_with(fn.__globals__)
     cache.add(entry, backend, owner)
     log_guards(entry)

@@ -256,8 +256,9 @@ class UserFrame:
 
 
 @dataclass(eq=False)
-class Unsupported(Exception):
-    """A graph break: tracing stopped at something it cannot model."""
+class Unsupported(RuntimeError):
+    """A graph break: tracing stopped at something it cannot model (a RuntimeError, as
+    torch's `Unsupported`: `fullgraph=True` raises it to the user)."""
 
     kind: BreakKind
     reason: str  # one line naming the operation and why it fails

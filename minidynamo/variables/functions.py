@@ -178,6 +178,8 @@ class UserFunctionVariable(BaseUserFunctionVariable):
         from minidynamo.variables.builder import VariableBuilder
 
         if not hasattr(self.fn, name):
+            if self.source is not None:  # `getattr(fn, "calls", 0)`: absent next time too
+                tx.output.guards.not_in_dict(AttrSource(self.source, "__dict__"), name)
             raise_observed(AttributeError,
                            f"'function' object has no attribute {name!r}")
         source = AttrSource(self.source, name) if self.source else None

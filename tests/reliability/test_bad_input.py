@@ -78,8 +78,6 @@ def scaled_sine(x):
     return x.sin() * 2 + 1
 
 
-@pytest.mark.xfail(strict=True, reason="compile(None, ...) / compile(backend=...) raises "
-                   "TypeError; torch.compile returns a decorator (`@torch.compile(backend=...)`)")
 @pytest.mark.parametrize("form", ["keywords_only", "None"])
 def test_compile_without_a_function_returns_a_decorator_as_torch(form):
     def decorator(compile_it, backend):
@@ -469,8 +467,6 @@ def test_fullgraph_raises_unsupported_naming_the_break_the_line_and_a_hint(name)
     assert minidynamo.explain(fn)(x).graph_break_count == 1  # without fullgraph: one break
 
 
-@pytest.mark.xfail(strict=True, reason="minidynamo.Unsupported derives from Exception only; "
-                   "torch's Unsupported is a RuntimeError (`except RuntimeError` misses ours)")
 def test_fullgraphs_unsupported_is_a_runtime_error_as_torchs():
     x = torch.ones(3)
     assert isinstance(torch_fullgraph_error(branches_on_data, x), RuntimeError)
@@ -617,9 +613,6 @@ def test_an_attribute_of_the_function_updated_inside_equals_eager():
     assert len(graphs) >= 1
 
 
-@pytest.mark.xfail(strict=True, reason="getattr(fn, 'calls', 0) on a function that lacks the "
-                   "attribute is not guarded: later calls reuse the first trace's constant "
-                   "(results 1, 1, 1 instead of 1, 2, 3); torch.compile 2.13 has the same bug")
 def test_an_attribute_of_the_function_created_inside_equals_eager():
     def reset():
         vars(counts_its_calls_from_nothing).pop("calls", None)

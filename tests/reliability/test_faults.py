@@ -445,8 +445,6 @@ def test_a_keyboard_interrupt_while_building_guards_leaves_a_working_cache(guard
     assert len(entries_of(fn)) == 1  # minidynamo's (the loop's last compiler)
 
 
-@pytest.mark.xfail(strict=True, reason="a KeyboardInterrupt while building guards leaves the "
-                   "already-installed __compiled_fn_N global in the module (torch installs none)")
 def test_a_keyboard_interrupt_while_building_guards_installs_no_globals(guards_interrupt_once):
     leaked = {}
     for name, compile_it in (("torch", torch.compile), ("minidynamo", minidynamo.compile)):
