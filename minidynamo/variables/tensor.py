@@ -18,8 +18,6 @@ Compare with TorchDynamo: `torch/_dynamo/variables/tensor.py` (`TensorVariable`,
 
 from __future__ import annotations
 
-import operator
-
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Sequence
 
@@ -92,12 +90,6 @@ class TensorVariable(VariableTracker):
             return self.sizes(tx, "size")
         if name in CONSTANT_ATTRIBUTES:
             return constant(getattr(self.example_value, name))
-        if name == "nbytes":  # numel() * itemsize: a symbol's product when a size is one
-            from minidynamo.variables.builtins import BuiltinVariable
-
-            numel = self.call_method(tx, "numel", [], {})
-            itemsize = constant(self.example_value.itemsize)
-            return BuiltinVariable(operator.mul).call_function(tx, [numel, itemsize], {})
         if name in TENSOR_ATTRIBUTES:  # a node, but reloaded from `x.T` if it is returned
             result = tx.output.create_node(tx, "call_function", getattr, [self, constant(name)], {})
             return result.clone(source=AttrSource(self.source, name)) if self.source else result
