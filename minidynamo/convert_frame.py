@@ -273,13 +273,7 @@ def recompile(cache: FrameCache, fn: types.FunctionType, args: tuple, kwargs: di
         counters["frames_skipped_no_ops"] += 1
         cache.skip = True
         return None
-    try:
-        check = CheckFunction(output.finish_guards())
-    except BaseException:  # KeyboardInterrupt too: nothing of this compile stays installed
-        for name in output.installed_globals:
-            fn.__globals__.pop(name, None)
-        raise
-    entry = CacheEntry(check, new_code, id(backend), fullgraph, cache.next_compile_id(),
+    entry = CacheEntry(check_function(fn, output), new_code, id(backend), fullgraph, cache.next_compile_id(),
                        fn.__globals__, list(output.installed_globals), dynamic=dynamic)
     entry.release_globals_with(fn.__globals__)
     cache.add(entry, backend, owner)
@@ -290,6 +284,17 @@ def recompile(cache: FrameCache, fn: types.FunctionType, args: tuple, kwargs: di
     for listener in guard_listeners:
         listener(entry)
     return entry
+
+
+def check_function(fn: types.FunctionType, output: OutputGraph) -> CheckFunction:
+    """The entry's check function; if building it fails (a KeyboardInterrupt too),
+    nothing this compile installed in the frame's globals stays there."""
+    try:
+        return CheckFunction(output.finish_guards())
+    except BaseException:
+        for name in output.installed_globals:
+            fn.__globals__.pop(name, None)
+        raise
 
 
 def natively_with_callees_compiled(fn: types.FunctionType, backend: Backend, fullgraph: bool,

@@ -185,9 +185,9 @@ class Guard:
     reason: Callable[[dict, dict], str | None] | None = None
     user_line: str = ""
     text: str = ""  # what a failure prints, when not the whole code (EQUALS_MATCH: `n == 2`)
-    # TENSOR_MATCH: the tensor and its facts, until the check function is built
+    # TENSOR_MATCH: the tensor and its FakeTensor, until the check function is built
     # (`fast_form` hands them to torch's C++ TensorGuards, then drops them).
-    tensor: tuple[torch.Tensor, TensorFacts] | None = field(default=None, repr=False)
+    tensor: tuple[torch.Tensor, torch.Tensor | None] | None = field(default=None, repr=False)
 
     def describe(self) -> str:
         text = display_name(self.text or self.code)
@@ -265,7 +265,7 @@ class GuardSet:
         count = len(self.guards)
         GUARD_KINDS[kind](self, source, value, **details)
         if kind == "TENSOR_MATCH" and len(self.guards) > count:
-            self.guards[-1].tensor = value, TensorFacts.of(value, details.get("example"))
+            self.guards[-1].tensor = value, details.get("example")
 
     # -- one method per kind (GUARD_KINDS names them) -----------------------------
 
@@ -572,7 +572,10 @@ def fast_form(guard: Guard) -> Guard:
     TorchDynamo's Python guards called the same checker (`___check_tensors`)."""
     if guard.tensor is None:
         return guard
-    (value, facts), guard.tensor = guard.tensor, None
+    (value, example), guard.tensor = guard.tensor, None
+    # Its facts as the trace left them: a symbol the trace specialized (`for row in x`
+    # unrolled on a dynamic size) is a number again, and is compared as one.
+    facts = TensorFacts.of(value, example)
     checker = TensorGuards(value, dynamic_dims_sizes=[list(facts.size)],
                            dynamic_dims_strides=[list(facts.stride)])
     name = _ref_name(refs := {}, "tensor_check", checker)

@@ -91,14 +91,16 @@ def run_jobs(options: argparse.Namespace):
 def to_json(summary) -> dict:
     def verdict(each):
         return {"source": each.program.source, "change": each.program.change,
-                "kind": each.kind, "details": each.details, "graphs": each.graphs,
-                "torch_graphs": each.torch_graphs}
+                "mutations": each.program.mutations, "kind": each.kind,
+                "details": each.details, "graphs": each.graphs,
+                "torch_graphs": each.torch_graphs, "pattern": each.pattern,
+                "torch_pattern": each.torch_pattern}
 
-    return {"programs": summary.programs, "verdicts": dict(summary.verdicts),
-            "frames_run_eagerly": summary.frames_run_eagerly,
-            "graph_counts": dict(summary.graph_counts),
-            "failures": [verdict(each) for each in summary.failures],
-            "graph_count_examples": [verdict(each) for each in summary.graph_count_examples]}
+    examples = ("failures", "graph_count_examples", "pattern_examples")
+    counters = ("verdicts", "graph_counts", "patterns", "pattern_kinds")
+    return {"programs": summary.programs, "frames_run_eagerly": summary.frames_run_eagerly,
+            **{name: dict(getattr(summary, name)) for name in counters},
+            **{name: [verdict(each) for each in getattr(summary, name)] for name in examples}}
 
 
 def from_json(data: dict):
@@ -109,17 +111,21 @@ def from_json(data: dict):
     from minidynamo.fuzz.runner import Verdict
 
     def verdict(each):
-        return Verdict(Program(each["source"], each["change"]), each["kind"], each["details"],
-                       each["graphs"], each["torch_graphs"])
+        mutations = tuple((call, statement) for call, statement in each["mutations"])
+        torch_pattern = each["torch_pattern"] and tuple(each["torch_pattern"])
+        return Verdict(Program(each["source"], each["change"], mutations), each["kind"],
+                       each["details"], each["graphs"], each["torch_graphs"],
+                       pattern=tuple(each["pattern"]), torch_pattern=torch_pattern)
 
-    return Summary(data["programs"], collections.Counter(data["verdicts"]),
-                   data["frames_run_eagerly"], collections.Counter(data["graph_counts"]),
-                   [verdict(each) for each in data["failures"]],
-                   [verdict(each) for each in data["graph_count_examples"]])
+    examples = ("failures", "graph_count_examples", "pattern_examples")
+    counters = ("verdicts", "graph_counts", "patterns", "pattern_kinds")
+    return Summary(programs=data["programs"], frames_run_eagerly=data["frames_run_eagerly"],
+                   **{name: collections.Counter(data[name]) for name in counters},
+                   **{name: [verdict(each) for each in data[name]] for name in examples})
 
 
 def report(summary, options: argparse.Namespace, seconds: float) -> int:
-    from minidynamo.fuzz.runner import program_name, regression_test
+    from minidynamo.fuzz.runner import REGRESSION_TEST_IMPORTS, program_name, regression_test
 
     for failure in summary.failures:
         print(f"\n# ---- {failure.kind}: minimal program {program_name(failure.program)}")
@@ -127,10 +133,13 @@ def report(summary, options: argparse.Namespace, seconds: float) -> int:
         if options.out is not None:
             options.out.mkdir(parents=True, exist_ok=True)
             path = options.out / f"test_{program_name(failure.program)}.py"
-            path.write_text("from minidynamo.fuzz import Program, check\n\n\n"
-                            + regression_test(failure))
+            path.write_text(REGRESSION_TEST_IMPORTS + "\n\n" + regression_test(failure))
     for example in summary.graph_count_examples[:3]:
         print(f"\n# graph count {example.graphs}, torch.compile {example.torch_graphs}:")
+        print(example.program.source.split("\ndef f(", 1)[-1].join(["def f(", ""]))
+    for example in summary.pattern_examples[:3]:
+        print(f"\n# compile pattern {example.pattern}, torch.compile {example.torch_pattern}"
+              f" (change {example.program.change!r}, mutations {example.program.mutations}):")
         print(example.program.source.split("\ndef f(", 1)[-1].join(["def f(", ""]))
     print("\n".join(summary.lines()))
     print(f"time:                  {seconds:.0f} s ({options.jobs} job(s), seed {options.seed})")

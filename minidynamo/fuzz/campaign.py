@@ -1,12 +1,14 @@
 """A fuzzing campaign: many programs, their verdicts counted, failures shrunk (chapter 7).
 
 Hypothesis draws the programs (`grammar.programs`) and calls `check` on each. While
-no program has failed, every verdict is counted. When one fails (a wrong output
-or an internal error), Hypothesis shrinks it: it tries smaller programs drawn from
-smaller choices and keeps the smallest that still fails the same way, then calls
-the test once more with it. That last failing program is the *minimal* one, kept
-with its regression test; the campaign then goes on with a new seed until the
-requested number of programs has been counted.
+no program has failed, every verdict is counted, and so is whether minidynamo
+compiled in the same calls as torch.compile (its *compile pattern*: not a failure
+when it differs, a rate to keep high; each kind of difference is counted). When one
+fails (a wrong output or an internal error), Hypothesis shrinks it: it tries smaller
+programs drawn from smaller choices and keeps the smallest that still fails the same
+way, then calls the test once more with it. That last failing program is the
+*minimal* one, kept with its regression test; the campaign then goes on with a new
+seed until the requested number of programs has been counted.
 """
 
 from __future__ import annotations
@@ -20,7 +22,9 @@ from typing import Callable
 from hypothesis import HealthCheck, Phase, Verbosity, given, seed, settings
 
 from minidynamo.fuzz.grammar import Program, programs
-from minidynamo.fuzz.runner import Verdict, check
+from minidynamo.fuzz.runner import INVALID, Verdict, check
+
+DISAGREES = "torch.compile disagrees with eager"  # no fair test of graphs
 
 
 class FailingProgram(Exception):
@@ -37,19 +41,35 @@ class Summary:
     graph_counts: collections.Counter[str] = dataclasses.field(default_factory=collections.Counter)
     failures: list[Verdict] = dataclasses.field(default_factory=list)  # minimal programs
     graph_count_examples: list[Verdict] = dataclasses.field(default_factory=list)
+    # compile patterns against torch.compile's: "same", "different", or torch.compile
+    # disagrees with eager; each different pair of patterns, and examples of them
+    patterns: collections.Counter[str] = dataclasses.field(default_factory=collections.Counter)
+    pattern_kinds: collections.Counter[str] = dataclasses.field(default_factory=collections.Counter)
+    pattern_examples: list[Verdict] = dataclasses.field(default_factory=list)
 
     def record(self, verdict: Verdict) -> None:
         self.programs += 1
         self.verdicts[verdict.kind] += 1
         self.frames_run_eagerly += verdict.frames_run_eagerly
+        if verdict.kind == INVALID:
+            return  # nothing was compiled
         if verdict.torch_graphs is None:
-            self.graph_counts["torch.compile disagrees with eager"] += 1
-        elif verdict.torch_graphs == verdict.graphs:
+            self.graph_counts[DISAGREES] += 1
+            self.patterns[DISAGREES] += 1
+            return
+        if verdict.torch_graphs == verdict.graphs:
             self.graph_counts["same"] += 1
         else:
             self.graph_counts["different"] += 1
             if len(self.graph_count_examples) < 5:
                 self.graph_count_examples.append(verdict)
+        if verdict.same_pattern:
+            self.patterns["same"] += 1
+        else:
+            self.patterns["different"] += 1
+            self.pattern_kinds[pattern_kind(verdict)] += 1
+            if len(self.pattern_examples) < 5:
+                self.pattern_examples.append(verdict)
 
     def merge(self, other: Summary) -> None:
         self.programs += other.programs
@@ -58,10 +78,20 @@ class Summary:
         self.graph_counts.update(other.graph_counts)
         self.failures += other.failures
         self.graph_count_examples += other.graph_count_examples[:5]
+        self.patterns.update(other.patterns)
+        self.pattern_kinds.update(other.pattern_kinds)
+        self.pattern_examples += other.pattern_examples[:5]
+
+    @property
+    def pattern_agreement(self) -> float | None:
+        """The share of programs compared whose compile pattern is torch.compile's."""
+        compared = self.patterns["same"] + self.patterns["different"]
+        return self.patterns["same"] / compared if compared else None
 
     def lines(self) -> list[str]:
         count = self.verdicts
-        return [
+        agreement = self.pattern_agreement
+        lines = [
             f"programs:              {self.programs}",
             f"wrong outputs:         {count['wrong']}",
             f"internal errors:       {count['internal']}",
@@ -69,7 +99,18 @@ class Summary:
             f"frames run eagerly:    {self.frames_run_eagerly}",
             "graph count vs torch.compile (first call): "
             + ", ".join(f"{key} {value}" for key, value in sorted(self.graph_counts.items())),
+            "compile pattern vs torch.compile (graphs per call): "
+            + ", ".join(f"{key} {value}" for key, value in sorted(self.patterns.items())),
+            "pattern agreement:     "
+            + ("-" if agreement is None else f"{agreement:.1%} (target 95%)"),
         ]
+        lines += [f"  {times} x {kind}" for kind, times in self.pattern_kinds.most_common(8)]
+        return lines
+
+
+def pattern_kind(verdict: Verdict) -> str:
+    """`minidynamo (1, 0, 0, 0), torch.compile (1, 0, 1, 0)`: one kind of disagreement."""
+    return f"minidynamo {verdict.pattern}, torch.compile {verdict.torch_pattern}"
 
 
 def run_campaign(count: int, base_seed: int, *, shrink: bool = True,

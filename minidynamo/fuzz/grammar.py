@@ -1,25 +1,37 @@
 """The grammar of generated programs: what the fuzzer writes (chapter 7).
 
-A program is Python source: a few module-level helpers, two small classes and a
-function `f(x, y, n, s, flag, xs, d, obj, mod)` whose body is drawn statement by
-statement from a rule table. Each rule is a method `rule_<name>` that returns the
-lines of one statement and updates the *scope*: which names hold which kind of
-value (tensor, int, float, bool, list of tensors, dict of tensors). Only values of
-the right kind are used, so every program runs eagerly without an error:
+A program is Python source: the PRELUDE (`program.py`: module state, small classes
+and helpers), a few generated helpers and the function
+`f(x, y, n, s, flag, xs, d, obj, mod)`, whose body is drawn statement by statement
+from a rule table. Each rule is a method `rule_<name>` that returns the lines of one
+statement and updates the *scope*: which names hold which kind of value (tensor,
+int, float, bool, list of tensors, dict of tensors, `Pair`). Only values of the right
+kind are used, so every program runs eagerly without an error, except the `Escaped`
+it raises on purpose:
 
     tensors    one shape (S,) for all of them, float dtype; S and the dtype change
                between calls (the calls are in `runner.py`)
     ints       folded while tracing; lengths and shapes are ints too
     containers `xs` (a list passed in, at least 2 items), `d` (keys 'a' and 'b'),
                lists and dicts built in the body; both indexed and mutated
-    objects    `obj.w` (a tensor) and `obj.k` (an int), read and written
+    objects    `obj.w` (a tensor), `obj.k` (an int), `obj.scaled` (a property), a
+               `Pair` dataclass made in the body; `mod` (an nn.Module) called
+    module     `CONFIG['scale']`, `CONFIG['use_bias']` and `OFFSET` read and
+               written (`global OFFSET`), `EVENTS` appended to, its length read
+    exceptions `try` / `except` / `else` / `finally` around a `raise ValueError` or a
+               failing lookup (in the body or one frame down), a side effect in each
+               part; `raise Escaped(...)` on a condition that only some calls meet
+    managers   `torch.no_grad()`, `torch.enable_grad()`, `contextlib.suppress`, the
+               PRELUDE's `Recorder` (it writes entering and leaving to `EVENTS`)
+    generators `ramp(u, m)` consumed by `list`, `sum` and `for`; generator expressions
     breaks     `.tolist()`, `.item()`, a branch on a tensor, inside helpers too
 
-Blocks (`if`, `for`, `while`, `with torch.no_grad()`, closures) get a copy of the
-scope: a name bound inside one is forgotten after it, so nothing is used that one
-path did not define. Values are drawn through Hypothesis (`draw`), which also
-shrinks a failing program to a small one; simpler choices come first in every
-table because Hypothesis shrinks towards the first.
+Blocks (`if`, `for`, `while`, `with`, `try`, closures) get a copy of the scope: a
+name bound inside one is forgotten after it, so nothing is used that one path did
+not define. Before each call but the first the program changes none, one or two
+things of its module or arguments (`MUTATIONS`, drawn into `Program.mutations`). Values are drawn through
+Hypothesis (`draw`), which also shrinks a failing program to a small one; simpler
+choices come first in every table because Hypothesis shrinks towards the first.
 """
 
 from __future__ import annotations
@@ -30,35 +42,23 @@ from typing import Any, Callable
 
 from hypothesis import strategies as st
 
+from minidynamo.fuzz.program import CALLS, CHANGES, MUTATIONS, PRELUDE, Program
+
 TENSOR, INT, FLOAT, BOOL, LIST, DICT = "tensor", "int", "float", "bool", "list", "dict"
 SCALAR = "scalar"  # a 0-dim tensor (an element of a tensor): only a factor
+PAIR = "pair"      # a `Pair(a=tensor, b=int)` made in the body
 
 PARAMETERS = {"x": TENSOR, "y": TENSOR, "n": INT, "s": FLOAT, "flag": BOOL,
               "xs": LIST, "d": DICT}
 OBJECT_PARAMETERS = ("obj", "mod")  # attributes are used through rules, not as values
 
-PRELUDE = '''\
-import torch
-
-
-class Obj:
-    def __init__(self, w, k):
-        self.w = w
-        self.k = k
-
-
-class Scale(torch.nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.s = torch.nn.Parameter(torch.tensor(1.5))
-        self.shift = 0.25
-
-    def forward(self, u):
-        return u * self.s + self.shift
-'''
-
 MAX_DEPTH = 2          # blocks inside blocks
 MAX_STATEMENTS = 8     # per block
+
+# Conditions that only some calls meet: the argument change (`CHANGES`) or a mutation.
+RARE_CONDITIONS = ["n > 2", "len(xs) > 2", "x.shape[0] > 3", "not flag", "s < 0.3",
+                   "x.dtype == torch.float64", "obj.k > 3", "OFFSET < 0",
+                   "CONFIG['scale'] > 2.5", "not CONFIG['use_bias']"]
 
 
 @dataclasses.dataclass
@@ -89,28 +89,6 @@ class Scope:
                 self.dict_keys[name] &= keys
 
 
-# How the third call differs from the first two (the first two differ in values only).
-CHANGES = ("shape", "dtype", "int", "float", "bool", "length")
-
-
-@dataclasses.dataclass(frozen=True)
-class Program:
-    """A generated program: its source, and what its third call changes (`CHANGES`)."""
-
-    source: str
-    change: str = "shape"
-    entry: str = "f"
-
-    def namespace(self, filename: str) -> dict[str, Any]:
-        """Run the module source; its globals (the entry function among them)."""
-        import linecache
-
-        namespace: dict[str, Any] = {"__name__": "minidynamo_fuzz_program"}
-        linecache.cache[filename] = (len(self.source), None, self.source.splitlines(True), filename)
-        exec(compile(self.source, filename, "exec"), namespace)  # noqa: S102 - generated code
-        return namespace
-
-
 class ProgramWriter:
     """Draws one program; `draw` is Hypothesis's (from `st.composite` / `st.data()`)."""
 
@@ -120,6 +98,7 @@ class ProgramWriter:
         self.helpers: list[str] = []
         self.depth = 0
         self.loops = 0  # inside a loop nothing may shrink: it would run more than once
+        self.writes_offset = False  # the body assigns OFFSET: `global OFFSET` first
 
     # -- drawing ------------------------------------------------------------------
 
@@ -140,10 +119,17 @@ class ProgramWriter:
         scope = Scope(dict(PARAMETERS), {"xs": 2}, {"d": {"a", "b"}})
         body = self.block(scope, minimum=3)
         returned = self.returned(scope)
+        declaration = ["global OFFSET"] if self.writes_offset else []
         source = "\n".join([PRELUDE, *self.helpers, "",
                             "def f(x, y, n, s, flag, xs, d, obj, mod):",
-                            *indent(body), f"    return {returned}", ""])
-        return Program(source, change)
+                            *indent(declaration + body), f"    return {returned}", ""])
+        return Program(source, change, self.mutations())
+
+    def mutations(self) -> tuple[tuple[int, str], ...]:
+        """Before each call after the first: none (what shrinking keeps), one or two of
+        `MUTATIONS` (two: one may undo what would hide the other, as `EVENTS = []`)."""
+        return tuple((call, self.pick(list(MUTATIONS))) for call in range(1, CALLS)
+                     for _ in range(self.number(0, 2)))
 
     def block(self, scope: Scope, minimum: int = 1) -> list[str]:
         """Statements, each followed by a "one more?" choice (as Hypothesis draws lists:
@@ -184,11 +170,13 @@ class ProgramWriter:
         """An expression of shape (S,)."""
         kinds = ["name", "name", "scalar", "binary", "unary", "where", "item", "reduce"]
         kinds += ["attribute", "module"] if scope.has_objects else []
+        kinds += ["pair"] if scope.of(PAIR) else []
         kind = self.pick(kinds if depth < 2 else ["name"])
         if kind == "name":
             return self.pick(scope.of(TENSOR))
         if kind == "scalar":
-            number = self.pick(scope.of(INT) + scope.of(FLOAT) + scope.of(SCALAR) + ["2", "0.5"])
+            number = self.pick(scope.of(INT) + scope.of(FLOAT) + scope.of(SCALAR)
+                               + ["2", "0.5", "OFFSET", "CONFIG['scale']"])
             return f"({self.tensor(scope, depth + 1)} {self.pick(['*', '+', '-'])} {number})"
         if kind == "binary":
             return (f"({self.tensor(scope, depth + 1)} {self.pick(['+', '*', '-'])} "
@@ -203,9 +191,12 @@ class ProgramWriter:
         if kind == "item":
             return self.container_item(scope) or self.pick(scope.of(TENSOR))
         if kind == "attribute":
-            return "obj.w"
+            return self.pick(["obj.w", "obj.scaled"])
         if kind == "module":
             return f"mod({self.tensor(scope, depth + 1)})"
+        if kind == "pair":
+            pair = self.pick(scope.of(PAIR))
+            return f"({pair}.a * {pair}.b)"
         return f"({self.tensor(scope, depth + 1)} * {self.tensor(scope, depth + 1)}.sum())"
 
     def container_item(self, scope: Scope) -> str | None:
@@ -216,7 +207,8 @@ class ProgramWriter:
         return self.pick(options) if options else None
 
     def integer(self, scope: Scope) -> str:
-        options = [*scope.of(INT), "len(xs)", f"{self.pick(scope.of(TENSOR))}.shape[0]", "obj.k"]
+        options = [*scope.of(INT), "len(xs)", f"{self.pick(scope.of(TENSOR))}.shape[0]",
+                   "obj.k", "len(EVENTS)"]
         value = self.pick(options)
         return f"{value} {self.pick(['+', '*', '-'])} {self.number(1, 3)}"
 
@@ -224,7 +216,7 @@ class ProgramWriter:
         """A condition, and whether it reads a tensor's values (a graph break)."""
         python = [f"{self.pick(scope.of(INT))} > 2", "flag", "len(xs) > 2", "s > 0.3",
                   "obj.k > 1", f"{self.pick(scope.of(TENSOR))}.shape[0] > 3",
-                  f"{self.pick(scope.of(BOOL))}"]
+                  f"{self.pick(scope.of(BOOL))}", "CONFIG['use_bias']", "OFFSET > 0"]
         tensor = [f"{self.pick(scope.of(TENSOR))}.sum() > 0",
                   f"({self.pick(scope.of(TENSOR))} > 0).any()"]
         kind = self.pick(["python", "python", "tensor"])
@@ -236,9 +228,14 @@ class ProgramWriter:
         if existing and self.draw(st.booleans()):
             return self.pick(existing)
         name = self.fresh({TENSOR: "t", INT: "i", FLOAT: "v", BOOL: "b",
-                           LIST: "ys", DICT: "e"}[kind])
+                           LIST: "ys", DICT: "e", PAIR: "p"}[kind])
         scope.names[name] = kind
         return name
+
+    def failing_lookup(self, scope: Scope) -> str:
+        """An expression that raises KeyError: a key no dict of the body ever has."""
+        table = self.pick(sorted(scope.dict_keys))
+        return self.pick([f"{table}['missing']", f"lookup({table}, 'missing')"])
 
     # -- simple statements --------------------------------------------------------------
 
@@ -313,8 +310,9 @@ class ProgramWriter:
         if removable and not self.loops and self.draw(st.booleans()):
             scope.dict_keys[name].discard(key)
             return [f"del {name}[{key!r}]"]
+        value = self.tensor(scope)  # before the key is known: it cannot read itself
         scope.dict_keys[name].add(key)
-        return [f"{name}[{key!r}] = {self.tensor(scope)}"]
+        return [f"{name}[{key!r}] = {value}"]
 
     def rule_new_dict(self, scope: Scope) -> list[str]:
         value = self.tensor(scope)  # before the name is bound: it cannot read itself
@@ -323,9 +321,54 @@ class ProgramWriter:
         return [f"{name} = {{'a': {value}}}"]
 
     def rule_attribute(self, scope: Scope) -> list[str]:
-        if self.draw(st.booleans()):
-            return [f"obj.w = {self.tensor(scope)}"]
-        return [f"obj.k = obj.k + {self.number(1, 2)}"]
+        pairs = scope.of(PAIR)
+        target = self.pick(["obj.w", "obj.k"] + [f"{pair}.{field}" for pair in pairs
+                                                 for field in ("a", "b")])
+        if target.endswith((".w", ".a")):
+            return [f"{target} = {self.tensor(scope)}"]
+        return [f"{target} = {target} + {self.number(1, 2)}"]
+
+    def rule_pair(self, scope: Scope) -> list[str]:
+        """`p = Pair(t, i)`: a dataclass instance made in the body."""
+        value = f"Pair({self.tensor(scope)}, {self.integer(scope)})"
+        return [f"{self.bind(scope, PAIR)} = {value}"]
+
+    def rule_global(self, scope: Scope) -> list[str]:
+        """A write to module state: the next call reads what this one left, or (written
+        without being read) nothing guards it: the write must go to the dict of the time."""
+        target = self.pick(["CONFIG['scale']", "OFFSET", "CONFIG['last']"])
+        if target == "CONFIG['last']":
+            return [f"CONFIG['last'] = {self.integer(scope)}"]
+        self.writes_offset |= target == "OFFSET"
+        return [f"{target} = {target} + {self.pick(['0.5', '0.25'])}"]
+
+    def rule_event(self, scope: Scope) -> list[str]:
+        """An item appended to the module's EVENTS list: a tag, an int or a tensor."""
+        value = self.pick([repr(self.fresh("event")), self.integer(scope),
+                           f"{self.tensor(scope)}.sum()"])
+        return [f"EVENTS.append({value})"]
+
+    def rule_generator(self, scope: Scope) -> list[str]:
+        """A generator consumed whole: `sum(ramp(t, 2))`, `list(...)`, `sum(... for ...)`."""
+        length, shortest = self.pick([("1", 1), ("2", 2), ("3", 3), ("len(xs)", 2)])
+        generator = f"ramp({self.tensor(scope)}, {length})"
+        consumer = self.pick(["sum", "list", "expression"])
+        if consumer == "list":
+            name = self.fresh("ys")
+            scope.names[name], scope.list_lengths[name] = LIST, shortest
+            return [f"{name} = list({generator})"]
+        if consumer == "expression":
+            variable = self.fresh("g")
+            inner = scope.copy()
+            inner.names[variable] = TENSOR
+            generator = f"{self.tensor(inner)} for {variable} in {self.pick(['xs', generator])}"
+        return [f"{self.bind(scope, TENSOR)} = sum({generator})"]
+
+    def rule_escape(self, scope: Scope) -> list[str]:
+        """`raise Escaped(...)` when a rare condition holds: the call's outcome."""
+        tag = self.fresh("escape")
+        message = self.pick([repr(tag), f"f'{tag}: {{{self.integer(scope)}}}'"])
+        return [f"if {self.pick(RARE_CONDITIONS)}:", f"    raise Escaped({message})"]
 
     def rule_helper(self, scope: Scope) -> list[str]:
         """A module-level helper, inlined (or broken inside) when it is called."""
@@ -359,11 +402,12 @@ class ProgramWriter:
         return lines
 
     def rule_for(self, scope: Scope) -> list[str]:
-        iterable = self.pick([f"range({self.number(1, 3)})", "range(n)",
-                              self.pick(scope.of(TENSOR)), "list(xs)"])
+        tensor = self.pick(scope.of(TENSOR))
+        iterable = self.pick([f"range({self.number(1, 3)})", "range(n)", tensor, "list(xs)",
+                              f"ramp({tensor}, 2)"])
         variable = self.fresh("k")
         inner = scope.copy()
-        kinds = {"range": INT, "list(": TENSOR}
+        kinds = {"range": INT, "list(": TENSOR, "ramp(": TENSOR}
         inner.names[variable] = next((kind for start, kind in kinds.items()
                                       if iterable.startswith(start)), SCALAR)
         if iterable == "range(n)":
@@ -386,9 +430,42 @@ class ProgramWriter:
         return [f"{counter} = 0", f"while {counter} < {self.number(1, 3)}:", *indent(body),
                 f"    {counter} += 1"]
 
-    def rule_no_grad(self, scope: Scope) -> list[str]:
+    def rule_with(self, scope: Scope) -> list[str]:
+        """A context manager around a block: grad modes, `Recorder`, `suppress` (the
+        block then ends in a failing lookup, which it swallows)."""
+        manager = self.pick(["torch.no_grad()", "torch.enable_grad()",
+                             f"Recorder({self.fresh('r')!r})", "contextlib.suppress(KeyError)"])
         body, _ = self.inner_block(scope)
-        return ["with torch.no_grad():", *indent(body)]
+        if manager.startswith("contextlib") and self.draw(st.booleans()):
+            body.append(self.failing_lookup(scope))
+        return [f"with {manager}:", *indent(body)]
+
+    def rule_try(self, scope: Scope) -> list[str]:
+        """`try` around a raise or a failing lookup, with `except`, maybe `else` and
+        `finally`; each part appends to EVENTS."""
+        tag = self.fresh("")
+        caught = self.pick(["ValueError", "KeyError"])
+        if caught == "ValueError":
+            raising = [f"raise ValueError('bad {tag}')"]
+            clause = self.pick(["ValueError", "(KeyError, ValueError)"])
+        else:
+            raising = [self.failing_lookup(scope)]
+            clause = self.pick(["KeyError", "LookupError", "(KeyError, ValueError)"])
+        if self.draw(st.booleans()):  # only on some paths
+            condition, _ = self.condition(scope)
+            raising = [f"if {condition}:", *indent(raising)]
+        body, _ = self.inner_block(scope)
+        lines = ["try:", f"    EVENTS.append('try{tag}')", *indent(body + raising)]
+        name = f"error{tag}"
+        handler, _ = self.inner_block(scope)
+        noted = self.pick([repr(f"except{tag}"), f"str({name})", f"type({name}).__name__"])
+        lines += [f"except {clause} as {name}:", f"    EVENTS.append({noted})", *indent(handler)]
+        if self.draw(st.booleans()):
+            lines += ["else:", f"    EVENTS.append('else{tag}')"]
+        if self.draw(st.booleans()):
+            cleanup, _ = self.inner_block(scope)
+            lines += ["finally:", f"    EVENTS.append('finally{tag}')", *indent(cleanup)]
+        return lines
 
     def rule_closure(self, scope: Scope) -> list[str]:
         """An inner function that reads (or rebinds, with `nonlocal`) a local: a cell."""
@@ -406,9 +483,10 @@ class ProgramWriter:
 # the generated code is most easily wrong (chapter 7, "Read everything, then write").
 SIMPLE_RULES = ["tensor", "tensor", "integer", "tolist", "item", "read_item", "move_item",
                 "list_mutation", "new_list", "dict_mutation", "new_dict", "attribute", "helper",
-                "lambda", "boolean", "tolist", "read_item", "move_item", "list_mutation"]
+                "lambda", "boolean", "tolist", "read_item", "move_item", "list_mutation",
+                "pair", "global", "event", "generator", "escape"]
 BREAK_RULES = {"tolist", "item", "helper", "boolean"}  # may break the graph
-BLOCK_RULES = ["if", "if", "for", "while", "no_grad", "closure"]
+BLOCK_RULES = ["if", "if", "for", "while", "with", "with", "closure", "try", "try"]
 
 
 def indent(lines: list[str]) -> list[str]:

@@ -88,6 +88,10 @@ def class_attribute(
     if isinstance(attribute, property):
         if attribute.fget is None or not isinstance(attribute.fget, types.FunctionType):
             graph_break(UNSUPPORTED_ATTRIBUTE, f"property {name!r} has no Python getter")
+        if obj.source is not None and _lookup_static(obj.python_type(), name) is attribute:
+            # the class's getter, next time too (`Cls.prop = other_property`)
+            on_class = AttrSource(AttrSource(AttrSource(obj.source, "__class__"), name), "fget")
+            tx.output.guards.add("ID_MATCH", on_class, attribute.fget)
         return UserFunctionVariable(attribute.fget).call_function(tx, [obj], {})
     if isinstance(attribute, types.FunctionType):
         if obj.source is not None and _lookup_static(obj.python_type(), name) is attribute:
@@ -227,10 +231,8 @@ def builtin_data_descriptor(
 
 
 def _lookup_static(cls: type, name: str) -> Any:
-    """What an instance's lookup finds for `name` on its type: the entry of the first
-    class of `cls.__mro__` whose dict has it. Never the metaclass's: `type.__name__`
-    is not an attribute of instances (a class used as a decorator copies `__name__`
-    into its instance's dict)."""
+    """What an instance's lookup finds on its type: the first class of `cls.__mro__`
+    whose dict has `name`; never the metaclass's (`type.__name__` is not an instance's)."""
     for klass in cls.__mro__:
         namespace = vars(klass)
         if name in namespace:
@@ -370,9 +372,8 @@ def container_base(cls: type) -> type | None:
 
 
 def is_sequence_subclass_instance(value: Any) -> bool:
-    """An instance of a user subclass of list or tuple that reads its items as the
-    builtin does: not a namedtuple, torch.Size or a C struct sequence
-    (`torch.return_types`), and no override of `__getitem__` or `__len__`."""
+    """An instance of a user subclass of list or tuple read as the builtin reads it: not
+    a namedtuple, torch.Size or `torch.return_types`; no own `__getitem__` or `__len__`."""
     cls = type(value)
     base = next((base for base in SEQUENCE_BASES if isinstance(value, base)), None)
     return (base is not None and cls is not base and not hasattr(cls, "_fields")
@@ -661,10 +662,9 @@ class UserDefinedDictVariable(UserDefinedObjectVariable):
 
 @dataclass(frozen=True, eq=False, repr=False)
 class UserDefinedSequenceVariable(UserDefinedObjectVariable):
-    """An instance of a user subclass of list or tuple made while tracing: an object
-    (attributes, its class's methods inlined) whose items are `contents`, a list or
-    tuple tracker. The builtin methods the class does not override (`append`,
-    `__getitem__`, `__len__`, iteration) are the part's (`builtin_method`)."""
+    """An instance of a user subclass of list or tuple: an object (attributes, its
+    class's methods inlined) whose items are `contents`, a list or tuple tracker that
+    the builtin methods the class does not override act on (`builtin_method`)."""
 
     contents: Any = None  # a ListVariable (its newest version: side_effects.latest) or TupleVariable
     children_fields = ("attributes", "contents")
@@ -695,10 +695,8 @@ class UserDefinedSequenceVariable(UserDefinedObjectVariable):
 
 def rebuild_sequence_subclass(cls: type, items: list | tuple, attributes: dict) -> Any:
     """Runs in generated code: an instance of a list or tuple subclass made while tracing."""
-    if issubclass(cls, tuple):
-        obj = tuple.__new__(cls, items)
-    else:
-        obj = list.__new__(cls)
+    obj = tuple.__new__(cls, items) if issubclass(cls, tuple) else list.__new__(cls)
+    if isinstance(obj, list):
         list.extend(obj, items)
     for name, value in attributes.items():
         object.__setattr__(obj, name, value)
@@ -752,9 +750,8 @@ class SuperVariable(VariableTracker):
         raise_observed(AttributeError, f"'super' object has no attribute {name!r}")
 
     def class_getattr(self, tx: Translator, name: str) -> VariableTracker:
-        """`super().name` where the second argument is a class (`cls` of a classmethod):
-        a classmethod found after `owner` is bound to that class, a function stays
-        unbound, a staticmethod is its function."""
+        """`super().name` in a classmethod: a classmethod found after `owner` is bound
+        to the class, a function stays unbound, a staticmethod is its function."""
         from minidynamo.variables.builder import VariableBuilder
         from minidynamo.variables.functions import UserMethodVariable
 
