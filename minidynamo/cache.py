@@ -72,7 +72,7 @@ class CacheEntry:
                     runner.__kwdefaults__ is fn.__kwdefaults__):
                 return runner
         runner = make(fn, self.code)
-        self._runner = weakref.ref(fn, _forget_runner(weakref.ref(self))), runner
+        self._runner = weakref.ref(fn, _forgetting(self, "_runner")), runner
         return runner
 
     def release_globals_with(self, f_globals: dict[str, Any]) -> None:
@@ -80,19 +80,17 @@ class CacheEntry:
         weakref.finalize(self, _pop_globals, f_globals, list(self.installed_globals))
 
 
-def _forget_binder(cache_ref: weakref.ref) -> Callable[[weakref.ref], None]:
-    def forget(dead: weakref.ref) -> None:
-        cache = cache_ref()
-        if cache is not None and cache._binder is not None and cache._binder[0] is dead:
-            cache._binder = None
-    return forget
+def _forgetting(holder: Any, attribute: str) -> Callable[[weakref.ref], None]:
+    """The callback of the weak reference kept with `holder.<attribute>`, a pair (weak
+    reference to a function, what was made for it): forget the pair when the function
+    dies, unless a newer pair replaced it. `holder` itself is held weakly."""
+    holder_ref = weakref.ref(holder)
 
-
-def _forget_runner(entry_ref: weakref.ref) -> Callable[[weakref.ref], None]:
     def forget(dead: weakref.ref) -> None:
-        entry = entry_ref()
-        if entry is not None and entry._runner is not None and entry._runner[0] is dead:
-            entry._runner = None
+        current = holder_ref()
+        pair = getattr(current, attribute, None) if current is not None else None
+        if pair is not None and pair[0] is dead:
+            setattr(current, attribute, None)
     return forget
 
 
@@ -145,7 +143,7 @@ class FrameCache:
         closure = fn.__closure__ if self._binder_code.co_freevars else None
         binder = types.FunctionType(self._binder_code, {}, "___bind", fn.__defaults__, closure)
         binder.__kwdefaults__ = fn.__kwdefaults__
-        self._binder = weakref.ref(fn, _forget_binder(weakref.ref(self))), binder
+        self._binder = weakref.ref(fn, _forgetting(self, "_binder")), binder
         return binder
 
     def keep_globals(self, f_globals: dict[str, Any], names: list[str]) -> None:

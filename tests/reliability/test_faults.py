@@ -23,6 +23,7 @@ import torch._dynamo.symbolic_convert
 import minidynamo
 from minidynamo import cache, config, convert_frame
 from minidynamo.testing import assert_same_value
+from reliability_helpers import counting_backend, outcome
 from minidynamo.translator import base as translator_base
 
 
@@ -32,20 +33,6 @@ def fresh_compilers():
     torch._dynamo.reset()
     yield
     torch._dynamo.reset()
-
-
-def counting_backend():
-    """A backend that keeps every graph it is given and runs it as it is."""
-    graphs: list[torch.fx.GraphModule] = []
-    return graphs, lambda gm, example_inputs: graphs.append(gm) or gm.forward
-
-
-def outcome(thunk):
-    """("value", result) or ("raise", exception type, message): what a call did."""
-    try:
-        return ("value", thunk())
-    except Exception as error:  # noqa: BLE001 - the exception is the result
-        return ("raise", type(error), str(error))
 
 
 def fresh_function(source: str, name: str) -> types.FunctionType:
