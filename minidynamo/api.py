@@ -91,9 +91,12 @@ class OptimizedModule(torch.nn.Module):
         self._fullgraph = fullgraph
         self._dynamic = dynamic
         self._owner = weakref.ref(module)  # its cache entries go when the module goes
+        # `_orig_mod` is a submodule (its state_dict keys say so, as torch's do), read
+        # through nn.Module.__getattr__; a call reads this plain attribute instead.
+        self.__dict__["_module"] = module
 
     def forward(self, *args: Any, **kwargs: Any) -> Any:
-        module = self._orig_mod
+        module = self._module
         if has_hooks(module):
             log.warning("minidynamo: %s has hooks; running it eagerly", type(module).__name__)
             return module(*args, **kwargs)

@@ -73,7 +73,7 @@ class PyCodegen:
         if value.source is not None:
             return self.load_source(value.source)
         if isinstance(value, TensorVariable):
-            return self.load_graph_output(value.node)
+            return value.reconstruct(self)  # a graph output (an ndarray: made one again)
         if value.object_id is None:
             return value.reconstruct(self)
         if value.object_id in self.cached_objects:

@@ -78,6 +78,7 @@ from minidynamo.variables import (
     replace_version,
 )
 from minidynamo.variables.ctx_manager import remove_grad_mode_toggles
+from minidynamo.variables.numpy import changes_an_ndarray
 from minidynamo.variables.sym_node import SymNodeVariable
 from minidynamo.variables.tensor import contains_tensor
 
@@ -368,7 +369,7 @@ class OutputGraph:
         codegen = PyCodegen(self)
         codegen.deferred = []  # new dict-subclass instances: filled after the return value
         if self.returns_graph_output(return_value):
-            codegen.load_graph_output(return_value.realize().node)
+            return_value.realize().reconstruct(codegen)  # the graph's output, even with a source
         else:
             codegen(return_value)  # first, as TorchDynamo does: it decides the output order
         codegen.run_deferred()
@@ -532,6 +533,8 @@ def has_side_effect(kind: str, target: Any) -> bool:
     in place (`x.add_(1)`, `x[0] = 1`), or checks a condition when the graph runs
     (`torch._assert_async`, what an `assert` on a tensor becomes, chapter 8)."""
     if target in (operator.setitem, operator.delitem) or target in RUN_TIME_CHECKS:
+        return True
+    if changes_an_ndarray(target):  # `a[0] = 1` on an ndarray, a torch._numpy node
         return True
     name = target if isinstance(target, str) else getattr(target, "__name__", "")
     return name.endswith("_") and not name.startswith("_")

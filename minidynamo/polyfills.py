@@ -73,16 +73,57 @@ def chain(*iterables: Iterable[Any]) -> Iterator[Any]:
 
 
 def islice(iterable: Iterable[Any], /, *bounds: Any) -> Iterator[Any]:
-    """itertools.islice(iterable, stop) or (iterable, start, stop[, step])."""
+    """itertools.islice(iterable, stop) or (iterable, start, stop[, step]). Like the C
+    version it takes no item past the last one it needs (a generator stays where it is)."""
     bounds_slice = slice(*bounds)
-    start = 0 if bounds_slice.start is None else bounds_slice.start
+    wanted = 0 if bounds_slice.start is None else bounds_slice.start  # next item to yield
     step = 1 if bounds_slice.step is None else bounds_slice.step
     stop = bounds_slice.stop
-    for index, element in enumerate(iterable):
-        if stop is not None and index >= stop:
+    it = iter(iterable)
+    taken = 0  # items taken from `it` so far
+    while True:
+        for _ in zip(range(wanted - taken), it):  # skip to `wanted`: zip asks range first
+            taken += 1
+        if taken < wanted or (stop is not None and taken >= stop):
             return
-        if index >= start and (index - start) % step == 0:
-            yield element
+        for element in it:
+            break
+        else:
+            return
+        taken += 1
+        yield element
+        wanted = wanted + step if stop is None else min(wanted + step, stop)
+
+
+def groupby(iterable: Iterable[Any], key: Callable[[Any], Any] | None = None) -> Iterator[Any]:
+    """itertools.groupby: (key, group) for each run of items with equal keys. The groups
+    share the one iterator: moving to the next key skips what is left of a group."""
+    keyfunc = (lambda item: item) if key is None else key
+    it = iter(iterable)
+    exhausted = False
+
+    def grouper(target_key: Any) -> Iterator[Any]:
+        nonlocal current_value, current_key, exhausted
+        yield current_value
+        for current_value in it:
+            current_key = keyfunc(current_value)
+            if current_key != target_key:
+                return
+            yield current_value
+        exhausted = True
+
+    for current_value in it:
+        break
+    else:
+        return
+    current_key = keyfunc(current_value)
+    while not exhausted:
+        target_key = current_key
+        group = grouper(target_key)
+        yield current_key, group
+        if current_key == target_key:  # the group was not read to its end: skip the rest
+            for _ in group:
+                pass
 
 
 def accumulate(iterable: Iterable[Any], func: Callable[[Any, Any], Any] | None = None, *,
@@ -218,8 +259,8 @@ def count(start: Any = 0, step: Any = 1) -> Iterator[Any]:
 
 def zip_lazily(*iterables: Iterable[Any]) -> Iterator[tuple]:
     """zip, pulling one item of each iterable per row, as CPython's does: used when an
-    argument is a generator, which may be endless (`zip(itertools.count(), layers)`)
-    or have side effects that an eager read would run too early."""
+    argument is an iterator, which may be endless (`zip(itertools.count(), layers)`),
+    have side effects that an eager read would run too early, or be read on after."""
     iterators = [iter(iterable) for iterable in iterables]
     if not iterators:
         return
@@ -237,6 +278,15 @@ def zip_lazily(*iterables: Iterable[Any]) -> Iterator[tuple]:
 def object_init(self: Any, /) -> None:
     """object.__init__, reached by `super().__init__()` in a class without a base."""
     return None
+
+
+def object_ne(self: Any, other: Any, /) -> Any:
+    """object.__ne__, for a class that defines only `__eq__`: the inverse of `__eq__`
+    (`functools.total_ordering`'s `self != other`)."""
+    result = self.__eq__(other)
+    if result is NotImplemented:
+        return NotImplemented
+    return not result
 
 
 def list_init(self: list, iterable: Any = (), /) -> None:
@@ -262,16 +312,36 @@ def itemgetter(*items: Any) -> Callable[[Any], Any]:
     return get_many
 
 
-def attrgetter(name: str) -> Callable[[Any], Any]:
-    """operator.attrgetter for one dotted name, as a closure."""
-    parts = name.split(".")
+def attrgetter(*names: str) -> Callable[[Any], Any]:
+    """operator.attrgetter: one dotted name gives its value, several a tuple of them."""
+    paths = [name.split(".") for name in names]
 
-    def get(obj: Any) -> Any:
-        for part in parts:
+    def get_path(obj: Any, path: list[str]) -> Any:
+        for part in path:
             obj = getattr(obj, part)
         return obj
 
-    return get
+    if len(paths) == 1:
+        path = paths[0]
+
+        def get_one(obj: Any) -> Any:
+            return get_path(obj, path)
+
+        return get_one
+
+    def get_many(obj: Any) -> tuple:
+        return tuple([get_path(obj, path) for path in paths])
+
+    return get_many
+
+
+def methodcaller(name: str, /, *args: Any, **kwargs: Any) -> Callable[[Any], Any]:
+    """operator.methodcaller: calls the method `name` of its operand with these arguments."""
+
+    def call(obj: Any) -> Any:
+        return getattr(obj, name)(*args, **kwargs)
+
+    return call
 
 
 class GeneratorContextManager:

@@ -331,3 +331,26 @@ class TensorSizeSource(ChainedSource):
             create_instruction("LOAD_CONST", argval=self.dim),
             create_instruction("BINARY_SUBSCR"),
         ]
+
+
+@dataclass(frozen=True)
+class NumpyTensorSource(ChainedSource):
+    """A numpy array passed in, as the tensor the graph takes, `torch.as_tensor(a)`
+    (sharing the array's memory): TorchDynamo's NumpyTensorSource, `___from_numpy(L['a'])`.
+    Its placeholder is named after the array (`L_a_`)."""
+
+    def name(self) -> str:
+        return f"___from_numpy({self.base.name()})"
+
+    def placeholder_name(self) -> str:
+        return self.base.placeholder_name()
+
+    def reconstruct(self) -> list[Instruction]:
+        return [
+            create_instruction("PUSH_NULL"),
+            *ImportSource("torch").reconstruct(),
+            create_instruction("LOAD_ATTR", argval="as_tensor"),
+            *self.base.reconstruct(),
+            create_instruction("PRECALL", arg=1),
+            create_instruction("CALL", arg=1),
+        ]

@@ -115,7 +115,7 @@ def target_name(target: Any) -> str:
     if isinstance(target, (torch._ops.OpOverload, torch._ops.OpOverloadPacket)):
         return str(target)
     owner = getattr(target, "__objclass__", None)
-    if owner is not None:  # an unbound method of a C type, e.g. torch.Tensor.add
+    if owner is not None and callable(target):  # an unbound C method: torch.Tensor.add
         owner_name = "torch.Tensor" if issubclass(owner, torch._C.TensorBase) else owner.__qualname__
         return f"{owner_name}.{target.__name__}"
     module = getattr(target, "__module__", None) or ""
@@ -213,8 +213,8 @@ def _describe(expected: Any, actual: Any, path: str, seen: set) -> str | None:
     if (id(expected), id(actual)) in seen:  # a cycle, or a pair already compared
         return None
     seen.add((id(expected), id(actual)))
-    if isinstance(expected, torch.Tensor):
-        return _describe_tensor(expected, actual, path)
+    if isinstance(expected, torch.Tensor) or type(expected).__name__ == "ndarray":  # numpy's
+        return _describe_tensor(torch.as_tensor(expected), torch.as_tensor(actual), path)
     if isinstance(expected, torch.nn.Module):
         return _describe_dict(_module_state(expected), _module_state(actual), path, seen)
     if isinstance(expected, (list, tuple)):

@@ -1,6 +1,6 @@
 """`python -m minidynamo.fuzz`: run a fuzzing campaign and print what it found (chapter 7).
 
-    python -m minidynamo.fuzz --count 300 --seed 0            # what `make test` runs
+    python -m minidynamo.fuzz --count 60 --seed 0             # one of the two campaigns `make test` runs
     python -m minidynamo.fuzz --count 10000 --jobs 2 --out fuzz-failures   # `make fuzz`
 
 Each job is a process of its own with its own seed (seed, seed + 1000, ...); the

@@ -27,7 +27,7 @@ from minidynamo.variables import (
     new_object_id,
 )
 from minidynamo.variables.base import constant_values
-from minidynamo.variables.dicts import as_key, constant_keys, set_from_values
+from minidynamo.variables.dicts import as_key, set_from_values
 
 if TYPE_CHECKING:
     from minidynamo.translator.base import InstructionTranslatorBase
@@ -48,11 +48,11 @@ class ContainerHandlers:
         self.push(ListVariable(tuple(self.popn(inst.arg)), object_id=new_object_id()))
 
     def BUILD_SET(self: InstructionTranslatorBase, inst: Instruction) -> None:
-        self.push(set_from_values([as_key(item) for item in self.popn(inst.arg)]))
+        self.push(set_from_values([as_key(self, item) for item in self.popn(inst.arg)]))
 
     def BUILD_MAP(self: InstructionTranslatorBase, inst: Instruction) -> None:
         flat = self.popn(2 * inst.arg)  # key0, value0, key1, value1, ...
-        keys = constant_keys(flat[0::2])
+        keys = [as_key(self, key) for key in flat[0::2]]
         self.push(ConstDictVariable(dict(zip(keys, flat[1::2])), object_id=new_object_id()))
 
     def BUILD_CONST_KEY_MAP(self: InstructionTranslatorBase, inst: Instruction) -> None:

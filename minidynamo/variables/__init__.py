@@ -5,14 +5,17 @@
     constant.py      ConstantVariable: folded Python constants
     tensor.py        TensorVariable: an FX node with a FakeTensor example value
     lists.py         list, tuple, torch.Size, namedtuple, range, slice
-    dicts.py         dicts with constant keys, their views, sets
+    dicts.py         dicts and their views, sets
+    keys.py          what a dict key or set element is hashed as (constants, objects)
     iterators.py     iterators advanced by FOR_ITER (loops unroll)
     builtins.py      builtins and operators: fold, graph node, or the operand's method
     functions.py     user functions, methods, closures and cells (inlined)
     user_defined.py  user classes and objects
+    super_lookup.py  super(): lookup after a class in the MRO
     nn_module.py     torch.nn.Module (inlined calls, parameters as graph inputs)
     torch.py         torch functions as graph nodes
     misc.py          bound methods, NULL, Python modules
+    numpy.py         numpy on tensors: ndarrays as graph tensors, numpy calls as torch._numpy
     lazy.py          LazyVariableTracker: frame inputs realized on first use (chapter 4)
     builder.py       VariableBuilder: real value + source -> tracker (chapter 4)
 """

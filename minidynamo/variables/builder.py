@@ -8,11 +8,13 @@ at the *real* value once and picks its tracker by a table of rules
 | value | tracker |
 |---|---|
 | a tensor | `TensorVariable` and a new graph input named after the source |
+| a numpy array or scalar | `NumpyNdarrayVariable`, a graph input fed `torch.as_tensor(a)` |
 | an int whose value changes (chapter 9) | `SymNodeVariable` and a graph input `L_n_` |
 | int, float, str, None, dtype ... | `ConstantVariable` (specialised: its value is baked in) |
 | list / tuple / dict / set | a container whose items are *lazy*, with item sources |
 | nn.Module | `NNModuleVariable` |
 | torch function | `TorchFunctionVariable` |
+| numpy function or class (`np.tanh`, `np.float32`) | `NumpyVariable` |
 | builtin / Python function | `BuiltinVariable` / `UserFunctionVariable` |
 | class / module / cell | `UserDefinedClassVariable` / `PythonModuleVariable` / `CellVariable` |
 | anything else | `UserDefinedObjectVariable` |
@@ -33,6 +35,7 @@ import functools
 import types
 from typing import TYPE_CHECKING, Any, Callable
 
+import numpy as np
 import torch
 
 from minidynamo.exc import UNSUPPORTED_VALUE, graph_break
@@ -44,6 +47,7 @@ from minidynamo.sources import (
     DictGetItemSource,
     GetItemSource,
     ListGetItemSource,
+    NumpyTensorSource,
     Source,
     closure_cell_source,
     is_module_state,
@@ -77,6 +81,7 @@ from minidynamo.variables.lists import (
 )
 from minidynamo.variables.misc import PythonModuleVariable
 from minidynamo.variables.nn_module import NNModuleVariable
+from minidynamo.variables.numpy import NumpyNdarrayVariable, NumpyVariable, is_numpy_callable
 from minidynamo.variables.torch import (
     SkippedFunctionVariable,
     TorchFunctionVariable,
@@ -172,6 +177,22 @@ class VariableBuilder:
         self.guard("TENSOR_MATCH", value, example=variable.example_value)
         self.guard("DIMENSION_DYNAMIC_MARKING", value)
         return output.side_effects.track_existing(value, variable)
+
+    def wrap_numpy_ndarray(self, value: np.ndarray | np.generic) -> VariableTracker:
+        """A numpy array (or scalar, a 0-d array) passed in: a graph input that the traced
+        code sees as an ndarray (`variables/numpy.py`); the frame passes `torch.as_tensor(a)`,
+        which shares the array's memory."""
+        if self.source is None:
+            graph_break(UNSUPPORTED_VALUE, "an ndarray with no source cannot become a graph input")
+        try:
+            tensor = torch.as_tensor(value)
+        except TypeError as error:  # an array of objects or strings
+            graph_break(UNSUPPORTED_VALUE, f"a numpy array torch cannot hold: {error}")
+        self.guard("TYPE_MATCH", value)
+        tensor_variable = VariableBuilder(self.output, NumpyTensorSource(self.source))(tensor)
+        variable = NumpyNdarrayVariable(tensor_variable.node, tensor_variable.example_value,
+                                        source=self.source)
+        return self.output.side_effects.track_existing(value, variable)
 
     def wrap_constant(self, value: Any) -> VariableTracker:
         if isinstance(value, tuple):  # a tuple of constants keeps item trackers
@@ -310,6 +331,10 @@ class VariableBuilder:
         self.guard("ID_MATCH", value)
         return TracingStateFunctionVariable(value, source=self.source)
 
+    def wrap_numpy_callable(self, value: Any) -> VariableTracker:
+        self.guard("ID_MATCH", value)
+        return NumpyVariable(value, source=self.source)
+
     def wrap_method_descriptor(self, value: Any) -> VariableTracker:
         self.guard("ID_MATCH", value)
         return MethodDescriptorVariable(value, source=self.source)
@@ -405,8 +430,10 @@ class VariableBuilder:
     # The builder's methods are named, not stored: see `by_name`.
     RULES: list[tuple[Callable[[Any], bool], Callable[[VariableBuilder, Any], VariableTracker]]] = [
         (lambda v: isinstance(v, torch.Tensor), by_name("wrap_tensor")),
-        (is_constant_value, by_name("wrap_constant")),
+        (lambda v: isinstance(v, (np.ndarray, np.generic)), by_name("wrap_numpy_ndarray")),
+        # a tuple subclass of constants is still an object: its properties run its code
         (is_sequence_subclass_instance, by_name("wrap_sequence_subclass")),
+        (is_constant_value, by_name("wrap_constant")),
         (lambda v: isinstance(v, tuple), by_name("wrap_tuple")),
         (lambda v: type(v) is list, by_name("wrap_list")),
         (lambda v: type(v) is collections.deque, by_name("wrap_deque")),
@@ -419,6 +446,7 @@ class VariableBuilder:
         (is_frozen_function, by_name("wrap_frozen_function")),
         (is_torch_function, by_name("wrap_torch_function")),
         (is_skipped_function, by_name("wrap_skipped_function")),
+        (is_numpy_callable, by_name("wrap_numpy_callable")),
         (is_grad_mode_class, by_name("wrap_grad_mode_class")),
         (is_grad_mode_object, by_name("wrap_grad_mode_object")),
         (is_exception_class, by_name("wrap_exception_class")),

@@ -58,7 +58,9 @@ from minidynamo.variables.base import (
 from minidynamo.variables.constant import ConstantVariable, constant, fold, fold_value
 from minidynamo.variables.deepcopy import deepcopy
 from minidynamo.variables.functions import partial
+from minidynamo.variables.construction import object_new, tuple_new
 from minidynamo.variables.dicts import ConstDictVariable, as_key, dict_items, set_from_values
+from minidynamo.variables.keys import real_object
 from minidynamo.variables.iterators import ListIteratorVariable
 from minidynamo.variables.lists import (
     BaseListVariable,
@@ -68,6 +70,7 @@ from minidynamo.variables.lists import (
     TupleVariable,
     sorted_items,
 )
+from minidynamo.variables.numpy import is_ndarray_operation, ndarray_operator
 from minidynamo.variables.sym_node import SymNodeVariable, specialized
 from minidynamo.variables.tensor import TensorVariable
 
@@ -131,6 +134,7 @@ POLYFILLS: dict[Callable[..., Any], Callable[..., Any]] = {
     sum: polyfills.sum, any: polyfills.any, all: polyfills.all,
     functools.reduce: polyfills.reduce, operator.itemgetter: polyfills.itemgetter,
     operator.attrgetter: polyfills.attrgetter, collections._count_elements: polyfills.count_elements,
+    operator.methodcaller: polyfills.methodcaller,
     itertools.chain: polyfills.chain, itertools.islice: polyfills.islice,
     itertools.accumulate: polyfills.accumulate, itertools.product: polyfills.product,
     itertools.combinations: polyfills.combinations, itertools.zip_longest: polyfills.zip_longest,
@@ -138,13 +142,14 @@ POLYFILLS: dict[Callable[..., Any], Callable[..., Any]] = {
     itertools.permutations: polyfills.permutations, itertools.starmap: polyfills.starmap,
     itertools.pairwise: polyfills.pairwise, itertools.compress: polyfills.compress,
     itertools.repeat: polyfills.repeat, itertools.cycle: polyfills.cycle,
-    itertools.count: polyfills.count,
+    itertools.count: polyfills.count, itertools.groupby: polyfills.groupby,
 }
 
 # pure builtins that may run at trace time on constant arguments
 PURE_BUILTINS = frozenset({
     abs, bool, chr, divmod, float, format, frozenset, hash, int, len, max, min, ord,
     pow, repr, round, sorted, str, complex, bin, hex, oct, issubclass, sys.intern,
+    sys.getrecursionlimit,
     typing.get_origin, typing.get_args,
 })
 
@@ -227,7 +232,10 @@ def call_operator(tx: Translator, fn: Callable[..., Any], args: list[Variable]) 
 
 
 def tensor_operator(tx: Translator, fn: Callable[..., Any], args: list[Variable]) -> Variable:
-    """An operator with a tensor operand becomes a `call_function` node."""
+    """An operator with a tensor operand becomes a `call_function` node (with ndarrays
+    and no plain tensor, a torch._numpy one: numpy.py)."""
+    if is_ndarray_operation(args):
+        return ndarray_operator(tx, fn, args)
     if fn is operator.contains:
         graph_break(DATA_DEPENDENT_VALUE, "`in` on a tensor needs the tensor's data")
     if fn in REFLECTED_COMPARISONS and not isinstance(args[0], TensorVariable):
@@ -366,9 +374,11 @@ def _enumerate(tx: Translator, iterable: Variable, start: Variable | None = None
 
 def _zip(tx: Translator, *iterables: Variable, strict: Variable | None = None) -> Variable:
     from minidynamo.variables.functions import UserFunctionVariable
-    from minidynamo.variables.iterators import GeneratorVariable
+    from minidynamo.variables.iterators import IteratorVariable
 
-    if strict is None and any(isinstance(iterable.realize(), GeneratorVariable)
+    # an iterator is read one row at a time: zip stops at the shortest, and what is
+    # left of a longer iterator is still there afterwards (`zip(range(n), it)`)
+    if strict is None and any(isinstance(iterable.realize(), IteratorVariable)
                               for iterable in iterables):
         return UserFunctionVariable(polyfills.zip_lazily).call_function(tx, list(iterables), {})
     columns = [iterable.unpack_var_sequence(tx) for iterable in iterables]
@@ -409,7 +419,7 @@ def _dict(tx: Translator, other: Variable | None = None, **kwargs: Variable) -> 
 
 def _set(tx: Translator, iterable: VariableTracker | None = None) -> VariableTracker:
     items = iterable.unpack_var_sequence(tx) if iterable is not None else []
-    return set_from_values([as_key(item) for item in items])
+    return set_from_values([as_key(tx, item) for item in items])
 
 
 def _bool(tx: Translator, value: VariableTracker | None = None) -> VariableTracker:
@@ -426,6 +436,15 @@ def _is(tx: Translator, left: VariableTracker, right: VariableTracker) -> Variab
 
 def _is_not(tx: Translator, left: VariableTracker, right: VariableTracker) -> VariableTracker:
     return ConstantVariable(not identity_compare(left, right))
+
+
+def _id(tx: Translator, obj: VariableTracker) -> VariableTracker:
+    """`id(obj)` of an object known by identity (`keys.real_object`): a function, a class,
+    a module or object from outside the frame (`inspect.unwrap` keys a memo by `id(f)`)."""
+    real = real_object(tx, tx.output.side_effects.latest(obj.realize()))
+    if real is None:
+        graph_break(UNSUPPORTED_CALL, f"id() of {obj}, which has no identity before the graph runs")
+    return ConstantVariable(id(real))
 
 
 def _abs(tx: Translator, value: VariableTracker) -> VariableTracker:
@@ -554,7 +573,7 @@ def _print(tx: Translator, *args: VariableTracker, **kwargs: VariableTracker) ->
 def _super(tx: Translator, *args: VariableTracker) -> VariableTracker:
     """super() in a method: the class from the `__class__` cell, the object from the first
     argument."""
-    from minidynamo.variables.user_defined import SuperVariable
+    from minidynamo.variables.super_lookup import SuperVariable
 
     if args:
         owner, obj = args
@@ -574,12 +593,12 @@ BUILTIN_HANDLERS: dict[Callable[..., Any], Callable[..., VariableTracker]] = {
     sorted: _sorted,
     list: _list, tuple: _tuple, dict: _dict, set: _set,
     bool: _bool, operator.not_: _not, operator.truth: _bool,
-    operator.is_: _is, operator.is_not: _is_not, abs: _abs,
+    operator.is_: _is, operator.is_not: _is_not, abs: _abs, id: _id,
     min: functools.partial(_min_max, pick=min), max: functools.partial(_min_max, pick=max),
     int: _numeric_conversion(int), float: _numeric_conversion(float),
     str: _numeric_conversion(str), print: _print, super: _super,
     locals: _locals, vars: _locals, dir: _dir, copy.deepcopy: deepcopy,
-    functools.partial: partial,
+    functools.partial: partial, tuple.__new__: tuple_new, object.__new__: object_new,
 }
 
 

@@ -67,6 +67,8 @@ class ConstantVariable(VariableTracker):
         return self.value
 
     def as_proxy(self) -> Any:
+        if isinstance(self.value, enum.Enum) and isinstance(self.value, int):
+            return int(self.value)  # an IntEnum is a plain int in the graph, as in torch's
         return self.value
 
     def var_getattr(self, tx: Translator, name: str) -> VariableTracker:

@@ -1,10 +1,11 @@
-"""Dicts and sets whose keys are Python constants (chapter 3).
+"""Dicts and sets (chapter 3).
 
-A dict's keys must be known while tracing (strings, ints, ...) so that
-`d["scale"]` can pick the right value tracker; the values can be anything,
-tensors included. Sets hold constants only. Like lists, both are mutable: a
-write makes a new version that replaces the old one everywhere and is replayed
-after the graph if the dict came from outside.
+A dict's keys must be known while tracing so that `d["scale"]` can pick the right
+value tracker: each key is the Python value `keys.as_key` gives (a constant itself,
+or an `ObjectKey` for a module, a user object, a graph input tensor, a frozen
+dataclass); the values can be anything, tensors included. A set holds keys the same
+way. Like lists, both are mutable: a write makes a new version that replaces the old
+one everywhere and is replayed after the graph if the dict came from outside.
 
 Compare with TorchDynamo: `torch/_dynamo/variables/dicts.py` (`ConstDictVariable`,
 `DictKeysVariable`, ...) and `sets.py`, which also allow tensors and other
@@ -26,28 +27,15 @@ from minidynamo.exc import (
 from minidynamo.variables.base import (
     VariableTracker,
     bound_method_getattr,
-    constant_values,
     new_object_id,
 )
 from minidynamo.variables.constant import ConstantVariable, constant
+from minidynamo.variables.keys import as_key, is_constant_key, key_variable
 from minidynamo.variables.lists import ListVariable, TupleVariable
 
 if TYPE_CHECKING:
     from minidynamo.codegen import PyCodegen
     from minidynamo.translator.base import InstructionTranslatorBase as Translator
-
-
-def as_key(variable: VariableTracker) -> Any:
-    """The Python constant used as a dict key or set element."""
-    variable = variable.realize()
-    if not variable.is_python_constant():
-        graph_break(UNSUPPORTED_OPERATOR, f"using {variable} as a dict key or set element")
-    key = variable.as_python_constant()
-    try:
-        hash(key)
-    except TypeError:
-        raise_observed(TypeError, f"unhashable type: {type(key).__name__!r}")
-    return key
 
 
 @dataclass(frozen=True, eq=False, repr=False)
@@ -67,7 +55,7 @@ class ConstDictVariable(VariableTracker):
         return self.dict_class
 
     def as_python_constant(self) -> Any:
-        if self.dict_class is not dict:
+        if self.dict_class is not dict or not all(map(is_constant_key, self.items)):
             return super().as_python_constant()
         return {key: value.as_python_constant() for key, value in self.items.items()}
 
@@ -75,7 +63,7 @@ class ConstDictVariable(VariableTracker):
         return {key: value.as_proxy() for key, value in self.items.items()}
 
     def unpack_var_sequence(self, tx: Translator) -> list[VariableTracker]:
-        return [constant(key) for key in self.items]
+        return [key_variable(key) for key in self.items]
 
     var_getattr = bound_method_getattr
 
@@ -88,7 +76,7 @@ class ConstDictVariable(VariableTracker):
             if self.default_factory is not None:
                 codegen(self.default_factory)
         for key, value in self.items.items():
-            codegen.load_const(key)
+            codegen(key_variable(key))
             codegen(value)
         codegen.append("BUILD_MAP", arg=len(self.items))
         if self.dict_class is not dict:
@@ -100,7 +88,7 @@ class ConstDictVariable(VariableTracker):
         return ConstantVariable(len(self.items))
 
     def dunder_getitem(self, tx: Translator, key: VariableTracker) -> VariableTracker:
-        python_key = as_key(key)
+        python_key = as_key(tx, key)
         if python_key in self.items:
             return self.items[python_key]
         if self.default_factory is None:
@@ -112,7 +100,7 @@ class ConstDictVariable(VariableTracker):
     def method_move_to_end(
         self, tx: Translator, key: VariableTracker, last: VariableTracker | None = None
     ) -> VariableTracker:
-        python_key = as_key(key)
+        python_key = as_key(tx, key)
         rest = {k: v for k, v in self.items.items() if k != python_key}
         moved = {python_key: self.items[python_key]}
         at_end = last is None or last.as_python_constant()
@@ -120,12 +108,12 @@ class ConstDictVariable(VariableTracker):
         return ConstantVariable(None)
 
     def dunder_contains(self, tx: Translator, key: VariableTracker) -> VariableTracker:
-        return ConstantVariable(as_key(key) in self.items)
+        return ConstantVariable(as_key(tx, key) in self.items)
 
     def method_get(
         self, tx: Translator, key: VariableTracker, default: VariableTracker | None = None
     ) -> VariableTracker:
-        return self.items.get(as_key(key), default or ConstantVariable(None))
+        return self.items.get(as_key(tx, key), default or ConstantVariable(None))
 
     def method_keys(self, tx: Translator) -> VariableTracker:
         return DictViewVariable(self, "keys")
@@ -150,11 +138,11 @@ class ConstDictVariable(VariableTracker):
     def dunder_setitem(
         self, tx: Translator, key: VariableTracker, value: VariableTracker
     ) -> VariableTracker:
-        self.mutated(tx, {**self.items, as_key(key): value})
+        self.mutated(tx, {**self.items, as_key(tx, key): value})
         return ConstantVariable(None)
 
     def dunder_delitem(self, tx: Translator, key: VariableTracker) -> VariableTracker:
-        python_key = as_key(key)
+        python_key = as_key(tx, key)
         if python_key not in self.items:
             raise_observed(KeyError, python_key)
         self.mutated(tx, {k: v for k, v in self.items.items() if k != python_key})
@@ -171,7 +159,7 @@ class ConstDictVariable(VariableTracker):
     def method_pop(
         self, tx: Translator, key: VariableTracker, default: VariableTracker | None = None
     ) -> VariableTracker:
-        python_key = as_key(key)
+        python_key = as_key(tx, key)
         if python_key not in self.items:
             if default is None:
                 raise_observed(KeyError, python_key)
@@ -183,7 +171,7 @@ class ConstDictVariable(VariableTracker):
     def method_setdefault(
         self, tx: Translator, key: VariableTracker, default: VariableTracker | None = None
     ) -> VariableTracker:
-        python_key = as_key(key)
+        python_key = as_key(tx, key)
         if python_key in self.items:
             return self.items[python_key]
         value = default or ConstantVariable(None)
@@ -206,7 +194,7 @@ class ConstDictVariable(VariableTracker):
         key = keys[-1] if last is None or last.as_python_constant() else keys[0]
         value = self.items[key]
         self.mutated(tx, {k: v for k, v in self.items.items() if k != key})
-        return TupleVariable((constant(key), value))
+        return TupleVariable((key_variable(key), value))
 
     def dunder_or(self, tx: Translator, other: VariableTracker) -> VariableTracker:
         """`d | other`: a new dict of d's type with other's entries over d's."""
@@ -271,9 +259,9 @@ def dict_items(tx: Translator, other: VariableTracker) -> dict[Any, VariableTrac
         if other.python_type().__iter__ is dict.__iter__:  # its entries, directly
             return dict(tx.output.side_effects.latest(contents).items)
         keys = other.call_method(tx, "keys", [], {}).unpack_var_sequence(tx)  # or its methods
-        return {as_key(key): other.call_method(tx, "__getitem__", [key], {}) for key in keys}
+        return {as_key(tx, key): other.call_method(tx, "__getitem__", [key], {}) for key in keys}
     pairs = [pair.unpack_var_sequence(tx) for pair in other.unpack_var_sequence(tx)]
-    return {as_key(key): value for key, value in pairs}
+    return {as_key(tx, key): value for key, value in pairs}
 
 
 @dataclass(frozen=True, eq=False, repr=False)
@@ -290,10 +278,10 @@ class DictViewVariable(VariableTracker):
     def unpack_var_sequence(self, tx: Translator) -> list[VariableTracker]:
         entries = self.dict_variable.items
         if self.kind == "keys":
-            return [constant(key) for key in entries]
+            return [key_variable(key) for key in entries]
         if self.kind == "values":
             return list(entries.values())
-        return [TupleVariable((constant(key), value)) for key, value in entries.items()]
+        return [TupleVariable((key_variable(key), value)) for key, value in entries.items()]
 
     var_getattr = bound_method_getattr
 
@@ -355,11 +343,11 @@ class SetVariable(VariableTracker):
     def python_type(self) -> type:
         return set
 
-    def keys(self) -> list[Any]:
-        return [as_key(item) for item in self.items]
+    def keys(self, tx: Translator) -> list[Any]:
+        return [as_key(tx, item) for item in self.items]
 
     def as_python_constant(self) -> Any:
-        return set(self.keys())
+        return {item.as_python_constant() for item in self.items}
 
     def unpack_var_sequence(self, tx: Translator) -> list[VariableTracker]:
         return list(self.items)
@@ -367,7 +355,7 @@ class SetVariable(VariableTracker):
     var_getattr = bound_method_getattr
 
     def mutated(self, tx: Translator, values: set[Any]) -> VariableTracker:
-        tx.output.side_effects.mutate(self.clone(items=tuple(constant(v) for v in values)))
+        tx.output.side_effects.mutate(self.clone(items=tuple(key_variable(v) for v in values)))
         return ConstantVariable(None)
 
     def call_method(
@@ -380,8 +368,8 @@ class SetVariable(VariableTracker):
         """Pure set algebra runs on real sets; mutating methods are the `method_*` below."""
         if name not in PURE_SET_METHODS or kwargs:
             return super().call_method(tx, name, args, kwargs)
-        others = [set(as_key(v) for v in arg.unpack_var_sequence(tx)) for arg in args]
-        result = getattr(set(self.keys()), name)(*others)
+        others = [set(as_key(tx, v) for v in arg.unpack_var_sequence(tx)) for arg in args]
+        result = getattr(set(self.keys(tx)), name)(*others)
         if isinstance(result, set):
             return set_from_values(list(result))
         return constant(result)
@@ -395,26 +383,26 @@ class SetVariable(VariableTracker):
         return ConstantVariable(len(self.items))
 
     def dunder_contains(self, tx: Translator, value: VariableTracker) -> VariableTracker:
-        return ConstantVariable(as_key(value) in self.keys())
+        return ConstantVariable(as_key(tx, value) in self.keys(tx))
 
     def method_add(self, tx: Translator, value: VariableTracker) -> VariableTracker:
-        values = set(self.keys())
-        values.add(as_key(value))
+        values = set(self.keys(tx))
+        values.add(as_key(tx, value))
         return self.mutated(tx, values)
 
     def method_update(self, tx: Translator, *others: VariableTracker) -> VariableTracker:
-        added = [as_key(v) for other in others for v in other.unpack_var_sequence(tx)]
+        added = [as_key(tx, v) for other in others for v in other.unpack_var_sequence(tx)]
         current = tx.output.side_effects.latest(self)  # the items may have run user code
-        return current.mutated(tx, set(current.keys()) | set(added))
+        return current.mutated(tx, set(current.keys(tx)) | set(added))
 
     def method_discard(self, tx: Translator, value: VariableTracker) -> VariableTracker:
-        values = set(self.keys())
-        values.discard(as_key(value))
+        values = set(self.keys(tx))
+        values.discard(as_key(tx, value))
         return self.mutated(tx, values)
 
     def method_remove(self, tx: Translator, value: VariableTracker) -> VariableTracker:
-        if as_key(value) not in self.keys():
-            raise_observed(KeyError, as_key(value))
+        if as_key(tx, value) not in self.keys(tx):
+            raise_observed(KeyError, as_key(tx, value))
         return self.method_discard(tx, value)
 
     def method_clear(self, tx: Translator) -> VariableTracker:
@@ -425,13 +413,6 @@ class SetVariable(VariableTracker):
 
 
 def set_from_values(values: list[Any]) -> SetVariable:
-    """A new set tracker (BUILD_SET, `set(...)`) from constant values, in real set order."""
-    return SetVariable(tuple(constant(value) for value in set(values)), object_id=new_object_id())
-
-
-def constant_keys(variables: list[VariableTracker]) -> list[Any]:
-    """Keys of BUILD_MAP / BUILD_CONST_KEY_MAP, which must be constants."""
-    values = constant_values(variables)
-    if values is None:
-        graph_break(UNSUPPORTED_OPERATOR, "a dict with non-constant keys")
-    return values
+    """A new set tracker (BUILD_SET, `set(...)`) from keys (`as_key`), in real set order."""
+    return SetVariable(tuple(key_variable(value) for value in set(values)),
+                       object_id=new_object_id())

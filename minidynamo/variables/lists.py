@@ -33,6 +33,7 @@ from minidynamo.variables.base import (
     VariableTracker,
     bound_method_getattr,
     constant_values,
+    method_handler_name,
     new_object_id,
 )
 from minidynamo.variables.constant import ConstantVariable, constant, fold
@@ -124,8 +125,15 @@ class BaseListVariable(VariableTracker):
         return ConstantVariable(values[-1] in values[:-1])
 
     def dunder_add(self, tx: Translator, other: VariableTracker) -> VariableTracker:
+        """`a + b`: b is of a's kind, or an instance of a subclass (read as its items)."""
         other = other.realize()
-        if type(other) is not type(self):
+        contents = getattr(other, "contents", None)  # an instance of a list or tuple subclass
+        if isinstance(contents, BaseListVariable):
+            other = tx.output.side_effects.latest(contents)
+        builtin = self.python_type()  # list + list subclass, tuple + namedtuple: of the left's type
+        if type(other) is not type(self) and not (
+                builtin in (list, tuple) and isinstance(other, BaseListVariable)
+                and issubclass(other.python_type(), builtin)):
             graph_break(UNSUPPORTED_OPERATOR, f"{self} + {other}")
         return self.with_items(self.items + other.items)
 
@@ -457,6 +465,15 @@ class NamedTupleVariable(TupleVariable):
             return self.items[list(fields).index(name)]
         if name == "_fields":
             return constant(tuple(fields))
+        if hasattr(tuple, name) or hasattr(self, method_handler_name(name)):
+            return bound_method_getattr(self, tx, name)
+        # a method or property of the class (`typing.NamedTuple`'s body, a subclass): as
+        # for any user object, a Python function is bound, a property's getter inlined
+        for klass in cls.__mro__:
+            if name in vars(klass):
+                from minidynamo.variables.user_defined import class_attribute
+
+                return class_attribute(tx, self, klass, name, vars(klass)[name], None)
         return bound_method_getattr(self, tx, name)
 
     def method__replace(self, tx: Translator, **changes: VariableTracker) -> VariableTracker:

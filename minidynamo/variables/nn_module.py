@@ -70,6 +70,10 @@ class NNModuleVariable(VariableTracker):
 
         if name in self.attributes:
             return self.attributes[name]
+        if name in MODULE_STATE and self.attributes and self.source is not None:
+            # `self._modules` of a written module: read through its __dict__, as the
+            # entries are (`children()` after `self.training = False` in `eval()`)
+            return build_lazily(tx.output, self.module.__dict__[name], self.state_source(name))
         for state_name in MODULE_STATE:
             state = self.module.__dict__.get(state_name, {})
             if name in state and name not in self.module.__dict__:

@@ -36,6 +36,7 @@ from minidynamo.variables.base import VariableTracker
 from minidynamo.variables.constant import constant
 
 if TYPE_CHECKING:
+    from minidynamo.codegen import PyCodegen
     from minidynamo.translator.base import InstructionTranslatorBase as Translator
 
 # Attributes answered from the FakeTensor's metadata, as constants.
@@ -55,7 +56,7 @@ TENSOR_ATTRIBUTES = frozenset({"T", "mT", "H", "mH", "real", "imag", "data"})
 
 # Methods that need the tensor's data as a Python value.
 DATA_DEPENDENT_METHODS = frozenset({
-    "item", "tolist", "numpy", "__bool__", "__int__", "__float__", "__index__",
+    "item", "tolist", "__bool__", "__int__", "__float__", "__index__",
     "backward", "nonzero_static", "data_ptr",
 })
 
@@ -108,6 +109,10 @@ class TensorVariable(VariableTracker):
     ) -> VariableTracker:
         if name in DATA_DEPENDENT_METHODS:
             graph_break(DATA_DEPENDENT_VALUE, f"Tensor.{name}() needs the tensor's data")
+        if name == "numpy" and not args:  # an ndarray backed by this tensor (variables/numpy.py)
+            from minidynamo.variables.numpy import tensor_to_ndarray
+
+            return tensor_to_ndarray(tx, self, kwargs.get("force"))
         if name in CONSTANT_METHODS and all(arg.is_python_constant() for arg in args):
             values = [arg.as_python_constant() for arg in args]
             keywords = {key: value.as_python_constant() for key, value in kwargs.items()}
@@ -138,6 +143,9 @@ class TensorVariable(VariableTracker):
         import operator
 
         return tx.output.create_node(tx, "call_function", operator.getitem, [self, index], {})
+
+    def reconstruct(self, codegen: PyCodegen) -> None:
+        codegen.load_graph_output(self.node)  # `___graph_out[i]`
 
     def set_name_hint(self, name: str) -> None:
         """Name the node after the first variable that stores it, as torch.compile does."""

@@ -153,6 +153,11 @@ GLOBAL_STATE_NAMES = frozenset({
 })
 
 
+# Functions recorded as another, as torch.compile records them: in the graph an ndarray
+# is already a tensor (variables/numpy.py), so `torch.from_numpy(a)` is `torch.as_tensor(a)`.
+RECORDED_AS: dict[Any, Any] = {torch.from_numpy: torch.as_tensor}
+
+
 @dataclass(frozen=True, eq=False, repr=False)
 class TorchFunctionVariable(KnownFunctionVariable):
     """A torch function called into the graph."""
@@ -174,4 +179,5 @@ class TorchFunctionVariable(KnownFunctionVariable):
             return tx.output.create_node(tx, "call_function", self.fn, args, kwargs)
         if name in GLOBAL_STATE_NAMES or name.startswith("set_"):
             graph_break(GLOBAL_SIDE_EFFECT, f"torch.{name}() changes global state")
-        return tx.output.create_node(tx, "call_function", self.fn, args, kwargs)
+        return tx.output.create_node(tx, "call_function", RECORDED_AS.get(self.fn, self.fn),
+                                     args, kwargs)

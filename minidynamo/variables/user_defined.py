@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any, Sequence
 
 import torch
 
+from minidynamo import polyfills
 from minidynamo.exc import (
     EXCEPTION_IN_TRACED_CODE,
     UNSUPPORTED_ATTRIBUTE,
@@ -54,6 +55,8 @@ _MISSING = object()
 CLASS_CONSTANT_ATTRIBUTES = frozenset({"__name__", "__qualname__", "__module__", "__doc__"})
 # ... and the classes around it: `type(x).__mro__`, `cls.__bases__`
 CLASS_HIERARCHY_ATTRIBUTES = frozenset({"__mro__", "__bases__", "__base__"})
+# object's own methods, written in C, reached on a user object: traced in Python
+OBJECT_METHOD_POLYFILLS = {"__init__": polyfills.object_init, "__ne__": polyfills.object_ne}
 
 
 def is_data_descriptor(attribute: Any) -> bool:
@@ -88,16 +91,17 @@ def class_attribute(
     if isinstance(attribute, property):
         if attribute.fget is None or not isinstance(attribute.fget, types.FunctionType):
             graph_break(UNSUPPORTED_ATTRIBUTE, f"property {name!r} has no Python getter")
-        if obj.source is not None and _lookup_static(obj.python_type(), name) is attribute:
+        on_type = type_source(obj)
+        if on_type is not None and _lookup_static(obj.python_type(), name) is attribute:
             # the class's getter, next time too (`Cls.prop = other_property`)
-            on_class = AttrSource(AttrSource(AttrSource(obj.source, "__class__"), name), "fget")
+            on_class = AttrSource(AttrSource(on_type, name), "fget")
             tx.output.guards.add("ID_MATCH", on_class, attribute.fget)
         return UserFunctionVariable(attribute.fget).call_function(tx, [obj], {})
     if isinstance(attribute, types.FunctionType):
-        if obj.source is not None and _lookup_static(obj.python_type(), name) is attribute:
+        on_type = type_source(obj)
+        if on_type is not None and _lookup_static(obj.python_type(), name) is attribute:
             # the class's function, next time too (`Cls.f = g`); not one reached by super()
-            on_class = AttrSource(AttrSource(obj.source, "__class__"), name)
-            tx.output.guards.add("ID_MATCH", on_class, attribute)
+            tx.output.guards.add("ID_MATCH", AttrSource(on_type, name), attribute)
         return UserMethodVariable(attribute, obj, source=source)
     if isinstance(attribute, BUILTIN_METHOD_DESCRIPTORS):  # dict.get, object.__setattr__
         return builtin_method(tx, obj, attribute.__objclass__, name)
@@ -134,17 +138,15 @@ def builtin_method(
         obj, UserDefinedObjectVariable
     ):
         return GenericAttributeVariable(obj, name)
-    if owner is object and name == "__init__":
-        from minidynamo import polyfills
+    if owner is object and name in OBJECT_METHOD_POLYFILLS:
         from minidynamo.variables.functions import UserMethodVariable
 
-        return UserMethodVariable(polyfills.object_init, obj)
+        return UserMethodVariable(OBJECT_METHOD_POLYFILLS[name], obj)
     if isinstance(obj, UserDefinedDictVariable) and issubclass(obj.contents.dict_class, owner):
         return GetAttrVariable(tx.output.side_effects.latest(obj.contents), name)
     if isinstance(obj, UserDefinedSequenceVariable) and issubclass(
             obj.contents.python_type(), owner):
         if owner is list and name == "__init__":  # `super().__init__(items)` in a subclass
-            from minidynamo import polyfills
             from minidynamo.variables.functions import UserMethodVariable
 
             return UserMethodVariable(polyfills.list_init, obj)
@@ -181,8 +183,8 @@ def object_attribute(
         # nn.Module made while tracing reading its buffers and submodules
         from minidynamo.variables.functions import UserFunctionVariable
 
-        if obj.source is not None:  # the class's __getattr__, next time too
-            on_class = AttrSource(AttrSource(obj.source, "__class__"), "__getattr__")
+        if type_source(obj) is not None:  # the class's __getattr__, next time too
+            on_class = AttrSource(type_source(obj), "__getattr__")
             tx.output.guards.add("ID_MATCH", on_class, custom_getattr)
         return UserFunctionVariable(custom_getattr).call_function(tx, [obj, constant(name)], {})
     if custom_getattr is not _MISSING and custom_getattr is not torch.nn.Module.__getattr__:
@@ -228,6 +230,15 @@ def builtin_data_descriptor(
     except AttributeError as error:
         raise_observed(AttributeError, str(error))
     return build_lazily(tx.output, found, source)
+
+
+def type_source(obj: VariableTracker) -> Source | None:
+    """Where `type(obj)` can be read again when the guards run: `obj.__class__` for an
+    object passed in, the class's own source for one made while tracing (its class
+    was called: `Recorder('r')` reads `G['Recorder']`); None when neither is known."""
+    if obj.source is not None:
+        return AttrSource(obj.source, "__class__")
+    return getattr(obj, "class_source", None)
 
 
 def _lookup_static(cls: type, name: str) -> Any:
@@ -294,61 +305,37 @@ class UserDefinedClassVariable(VariableTracker):
     def call_function(
         self, tx: Translator, args: Sequence[VariableTracker], kwargs: dict[str, VariableTracker]
     ) -> VariableTracker:
-        from minidynamo.variables.lists import NamedTupleVariable, SizeVariable
+        from minidynamo.variables.construction import construct
 
-        if self.cls is torch.Size:
-            return SizeVariable(tuple(args[0].unpack_var_sequence(tx)))
-        if issubclass(self.cls, tuple) and hasattr(self.cls, "_fields"):
-            items = tuple(_namedtuple_items(self.cls, args, kwargs))
-            return NamedTupleVariable(items, tuple_class=self.cls)
-        if self.cls in (collections.OrderedDict, collections.defaultdict):
-            return _construct_dict(tx, self.cls, args, kwargs)
-        if self.cls is collections.deque:
-            from minidynamo.variables.lists import make_deque
+        return construct(tx, self, args, kwargs)
 
-            return make_deque(tx, args, kwargs)
-        if _is_plain_class(self.cls):
-            return _construct(tx, self, args, kwargs)
-        graph_break(UNSUPPORTED_CALL, f"constructing a {self.cls.__name__} while tracing")
+    def call_method(
+        self,
+        tx: Translator,
+        name: str,
+        args: Sequence[VariableTracker],
+        kwargs: dict[str, VariableTracker],
+    ) -> VariableTracker:
+        """`len(cls)`, `iter(cls)`: a dunder of the metaclass written in Python (an
+        Enum's `EnumType.__len__`) is inlined with the class as its `self`."""
+        method = _lookup_static(type(self.cls), name) if name.startswith("__") else _MISSING
+        if isinstance(method, types.FunctionType):
+            from minidynamo.variables.functions import UserFunctionVariable
+
+            return UserFunctionVariable(method).call_function(tx, [self, *args], kwargs)
+        return super().call_method(tx, name, args, kwargs)
+
+    def get_iterator(self, tx: Translator) -> VariableTracker:
+        return self.call_method(tx, "__iter__", [], {}).get_iterator(tx)
+
+    def unpack_var_sequence(self, tx: Translator) -> list[VariableTracker]:
+        return self.get_iterator(tx).unpack_var_sequence(tx)
 
     def reconstruct(self, codegen: PyCodegen) -> None:
         codegen.load_object(self.cls)
 
     def __repr__(self) -> str:
         return f"UserDefinedClassVariable({self.cls.__name__})"
-
-
-def _namedtuple_items(
-    cls: type, args: Sequence[VariableTracker], kwargs: dict[str, VariableTracker]
-) -> list[VariableTracker]:
-    """Positional and keyword arguments of a namedtuple, in field order, with defaults."""
-    from minidynamo.variables.constant import constant
-
-    values = dict(zip(cls._fields, args))
-    values.update(kwargs)
-    for name, default in cls._field_defaults.items():
-        values.setdefault(name, constant(default))
-    if set(values) != set(cls._fields):
-        graph_break(EXCEPTION_IN_TRACED_CODE, f"{cls.__name__}() got fields {sorted(values)}")
-    return [values[name] for name in cls._fields]
-
-
-def _construct_dict(
-    tx: Translator,
-    dict_class: type,
-    args: Sequence[VariableTracker],
-    kwargs: dict[str, VariableTracker],
-) -> VariableTracker:
-    """`OrderedDict(pairs)` or `defaultdict(factory, pairs)`: a new dict tracker of that class."""
-    from minidynamo.variables.dicts import ConstDictVariable, dict_items
-
-    factory = None
-    if dict_class is collections.defaultdict:
-        factory, args = (args[0], args[1:]) if args else (ConstantVariable(None), ())
-        if factory.is_python_constant() and factory.as_python_constant() is None:
-            factory = None
-    items = {**(dict_items(tx, args[0]) if args else {}), **kwargs}
-    return ConstDictVariable(items, dict_class, factory, object_id=new_object_id())
 
 
 # The builtin dicts a user class may extend and still be made while tracing (most
@@ -387,72 +374,6 @@ def is_dict_subclass_instance(value: Any) -> bool:
             and not isinstance(value, collections.defaultdict))
 
 
-def _is_plain_class(cls: type) -> bool:
-    """A class whose instances we can make symbolically: `type.__call__` (a metaclass
-    such as ABCMeta that does not override `__call__` is fine), `object.__new__` (or
-    the builtin container's for a dict, list or tuple subclass), an `__init__` and a
-    `__setattr__` that are Python functions or the builtin ones. Slots are kept in the
-    tracker's attributes."""
-    base = container_base(cls) or object
-    return (
-        type(cls).__call__ is type.__call__
-        and cls.__new__ is base.__new__
-        and not issubclass(
-            cls, (torch.Tensor, BaseException, collections.defaultdict))
-        and (cls.__init__ is base.__init__ or isinstance(cls.__init__, types.FunctionType))
-        and (cls.__setattr__ is object.__setattr__
-             or isinstance(cls.__setattr__, types.FunctionType))
-    )
-
-
-def _construct(
-    tx: Translator,
-    class_variable: UserDefinedClassVariable,
-    args: Sequence[VariableTracker],
-    kwargs: dict[str, VariableTracker],
-) -> VariableTracker:
-    """`cls(*args)`: a new object tracker, then its `__init__` inlined. A container
-    subclass gets its part first: a tuple's items are `tuple.__new__`'s (its first
-    argument), a dict's and a list's are filled by the builtin `__init__` when the
-    class has no Python one (`dict.update`, `list.extend`)."""
-    from minidynamo.variables.dicts import DictPartVariable
-    from minidynamo.variables.functions import UserFunctionVariable
-    from minidynamo.variables.lists import ListVariable, TupleVariable
-
-    cls = class_variable.cls
-    base = container_base(cls)
-    if base is None:
-        obj = UserDefinedObjectVariable(None, cls, object_id=new_object_id())
-    elif base in DICT_BASES:
-        contents = DictPartVariable({}, base, object_id=new_object_id())
-        tx.output.side_effects.track_new(contents)
-        obj = UserDefinedDictVariable(None, cls, contents=contents, object_id=new_object_id())
-    else:
-        own_init = isinstance(cls.__init__, types.FunctionType)
-        if len(args) > 1 and not own_init:
-            raise_observed(TypeError, f"{base.__name__} expected at most 1 argument, got {len(args)}")
-        if kwargs and not own_init:
-            raise_observed(TypeError, f"{base.__name__}() takes no keyword arguments")
-        if base is tuple and len(args) > 1:
-            raise_observed(TypeError, f"tuple expected at most 1 argument, got {len(args)}")
-        items = tuple(args[0].unpack_var_sequence(tx)) if base is tuple and args else ()
-        part = (TupleVariable if base is tuple else ListVariable)(items, object_id=new_object_id())
-        tx.output.side_effects.track_new(part)
-        obj = UserDefinedSequenceVariable(None, cls, contents=part, object_id=new_object_id())
-    tx.output.side_effects.track_new(obj)
-    if isinstance(cls.__init__, types.FunctionType):
-        UserFunctionVariable(cls.__init__).call_function(tx, [obj, *args], kwargs)
-    elif base in DICT_BASES:
-        builtin_method(tx, obj, base, "update").call_function(tx, args, kwargs)
-    elif base is list and args:
-        builtin_method(tx, obj, list, "extend").call_function(tx, args, {})
-    elif base is tuple:
-        pass
-    elif args or kwargs:
-        raise_observed(TypeError, f"{cls.__name__}() takes no arguments")
-    return tx.output.side_effects.latest(obj)
-
-
 @dataclass(frozen=True, eq=False, repr=False)
 class UserDefinedObjectVariable(VariableTracker):
     """An instance of a user class. `value` is the real object (None if made while tracing);
@@ -461,6 +382,7 @@ class UserDefinedObjectVariable(VariableTracker):
     value: Any
     cls: type
     attributes: dict[str, VariableTracker] = field(default_factory=dict)
+    class_source: Source | None = None  # made while tracing: where its class was read
     children_fields = ("attributes",)
 
     def python_type(self) -> type:
@@ -471,8 +393,8 @@ class UserDefinedObjectVariable(VariableTracker):
         if isinstance(hook, types.FunctionType):  # the class's own lookup, inlined
             from minidynamo.variables.functions import UserFunctionVariable
 
-            if self.source is not None:
-                on_class = AttrSource(AttrSource(self.source, "__class__"), "__getattribute__")
+            if type_source(self) is not None:
+                on_class = AttrSource(type_source(self), "__getattribute__")
                 tx.output.guards.add("ID_MATCH", on_class, hook)
             return UserFunctionVariable(hook).call_function(tx, [self, constant(name)], {})
         return self.generic_getattr(tx, name)
@@ -572,15 +494,19 @@ class UserDefinedObjectVariable(VariableTracker):
         return self.get_iterator(tx).unpack_var_sequence(tx)
 
     def reconstruct(self, codegen: PyCodegen) -> None:
-        """A new object escapes: `object.__new__(cls)`, then its attributes are set."""
+        """A new object escapes: `object.__new__(cls)`, then `object.__setattr__` sets each
+        attribute (the class's own `__setattr__` already ran while tracing, and a frozen
+        dataclass's would refuse)."""
         codegen.load_callable(object.__new__)
         codegen.load_object(self.cls)
         codegen.call_function(1)
         for name, value in self.attributes.items():
-            codegen.append("COPY", arg=1)
+            codegen.load_callable(object.__setattr__)  # obj, NULL, object.__setattr__
+            codegen.append("COPY", arg=3)
+            codegen.load_const(name)
             codegen(value)
-            codegen.append("SWAP", arg=2)
-            codegen.append("STORE_ATTR", argval=name)
+            codegen.call_function(3)
+            codegen.append("POP_TOP")
 
     def __repr__(self) -> str:
         return f"UserDefinedObjectVariable({self.cls.__name__})"
@@ -612,12 +538,13 @@ class UserDefinedDictVariable(UserDefinedObjectVariable):
             from minidynamo.variables.dicts import as_key
 
             contents = tx.output.side_effects.latest(self.contents)
-            if as_key(args[0]) not in contents.items:
+            if as_key(tx, args[0]) not in contents.items:
                 return super().call_method(tx, "__missing__", args, {})
         return super().call_method(tx, name, args, kwargs)
 
     def get_iterator(self, tx: Translator) -> VariableTracker:
-        if _lookup_static(self.cls, "__iter__") is _lookup_static(dict, "__iter__"):
+        base_iter = _lookup_static(self.contents.dict_class, "__iter__")  # OrderedDict's too
+        if _lookup_static(self.cls, "__iter__") is base_iter:
             return tx.output.side_effects.latest(self.contents).get_iterator(tx)
         return super().get_iterator(tx)
 
@@ -730,44 +657,6 @@ class MethodDescriptorVariable(KnownFunctionVariable):
             raise_observed(TypeError, f"unbound method {self.fn.__qualname__}() needs an argument")
         method = builtin_method(tx, args[0], self.fn.__objclass__, self.fn.__name__)
         return method.call_function(tx, args[1:], kwargs)
-
-
-@dataclass(frozen=True, eq=False, repr=False)
-class SuperVariable(VariableTracker):
-    """`super()`: attribute lookup that starts after `owner` in the object's MRO."""
-
-    owner: type  # the class whose method called super()
-    obj: VariableTracker
-    children_fields = ("obj",)
-
-    def var_getattr(self, tx: Translator, name: str) -> VariableTracker:
-        if isinstance(self.obj, UserDefinedClassVariable):  # super() in a classmethod
-            return self.class_getattr(tx, name)
-        mro = self.obj.python_type().__mro__
-        for klass in mro[mro.index(self.owner) + 1:]:
-            if name in vars(klass):
-                return class_attribute(tx, self.obj, klass, name, vars(klass)[name], None)
-        raise_observed(AttributeError, f"'super' object has no attribute {name!r}")
-
-    def class_getattr(self, tx: Translator, name: str) -> VariableTracker:
-        """`super().name` in a classmethod: a classmethod found after `owner` is bound
-        to the class, a function stays unbound, a staticmethod is its function."""
-        from minidynamo.variables.builder import VariableBuilder
-        from minidynamo.variables.functions import UserMethodVariable
-
-        mro = self.obj.cls.__mro__
-        for klass in mro[mro.index(self.owner) + 1:]:
-            if name in vars(klass):
-                attribute = vars(klass)[name]
-                if isinstance(attribute, classmethod):
-                    return UserMethodVariable(attribute.__func__, self.obj)
-                if isinstance(attribute, staticmethod):
-                    attribute = attribute.__func__
-                return VariableBuilder(tx.output, None)(attribute)
-        raise_observed(AttributeError, f"'super' object has no attribute {name!r}")
-
-    def __repr__(self) -> str:
-        return f"SuperVariable({self.owner.__name__})"
 
 
 @dataclass(frozen=True, eq=False, repr=False)

@@ -10,12 +10,13 @@ import contextlib
 import functools
 import types
 from typing import TYPE_CHECKING, Any, Callable
+import numpy as np
 import torch
 from minidynamo.exc import UNSUPPORTED_VALUE, graph_break
 from minidynamo.guards import constant_guard_kind
 from minidynamo import polyfills
 from minidynamo.shapes import dynamic_dims, is_dynamic_float, is_dynamic_int
-from minidynamo.sources import AttrSource, DictGetItemSource, GetItemSource, ListGetItemSource, Source, closure_cell_source, is_module_state
+from minidynamo.sources import AttrSource, DictGetItemSource, GetItemSource, ListGetItemSource, NumpyTensorSource, Source, closure_cell_source, is_module_state
 from minidynamo.variables.base import VariableTracker, new_object_id
 from minidynamo.variables.builtins import BuiltinVariable, is_builtin
 from minidynamo.variables.constant import ConstantVariable, is_constant_value, is_dict_key_value
@@ -28,6 +29,7 @@ from minidynamo.variables.lazy import LazyVariableTracker, build_lazily
 from minidynamo.variables.lists import ListPartVariable, ListVariable, NamedTupleVariable, RangeVariable, SizeVariable, TupleVariable
 from minidynamo.variables.misc import PythonModuleVariable
 from minidynamo.variables.nn_module import NNModuleVariable
+from minidynamo.variables.numpy import NumpyNdarrayVariable, NumpyVariable, is_numpy_callable
 from minidynamo.variables.torch import SkippedFunctionVariable, TorchFunctionVariable, TracingStateFunctionVariable, is_skipped_function, is_torch_function, is_tracing_state_function
 from minidynamo.variables.user_defined import BUILTIN_METHOD_DESCRIPTORS, MethodDescriptorVariable, UserDefinedClassVariable, UserDefinedDictVariable, UserDefinedObjectVariable, UserDefinedSequenceVariable, dict_base, is_dict_subclass_instance, is_sequence_subclass_instance
 if TYPE_CHECKING:

@@ -23,9 +23,12 @@ from minidynamo.variables.base import KnownFunctionVariable, VariableTracker, ca
 from minidynamo.variables.constant import ConstantVariable, constant, fold, fold_value
 from minidynamo.variables.deepcopy import deepcopy
 from minidynamo.variables.functions import partial
+from minidynamo.variables.construction import object_new, tuple_new
 from minidynamo.variables.dicts import ConstDictVariable, as_key, dict_items, set_from_values
+from minidynamo.variables.keys import real_object
 from minidynamo.variables.iterators import ListIteratorVariable
 from minidynamo.variables.lists import BaseListVariable, ListVariable, RangeVariable, SliceVariable, TupleVariable, sorted_items
+from minidynamo.variables.numpy import is_ndarray_operation, ndarray_operator
 from minidynamo.variables.sym_node import SymNodeVariable, specialized
 from minidynamo.variables.tensor import TensorVariable
 if TYPE_CHECKING:

@@ -101,9 +101,8 @@ class CheckFunction:
             if guard.source is not None:
                 self._fetch(guard.source, locals_, lines)
             code = guard.code
-            for expression in sorted(locals_, key=len, reverse=True):
-                if expression in code:
-                    code = substitute(code, expression, locals_[expression])
+            for expression in sorted([e for e in locals_ if e in code], key=len, reverse=True):
+                code = substitute(code, expression, locals_[expression])
             where = guard.user_line.strip()
             lines.append(f"        if not ({code}):  # {guard.kind}" + (f": {where}" if where else ""))
             lines.append("            return False")

@@ -1577,6 +1577,59 @@ def numpy_linalg_norm(x):
     return torch.from_numpy(array / np.linalg.norm(array))
 
 
+@case(t(2, 3, 4))
+def numpy_float32_attention_scale(x):
+    scale = np.float32(1.0 / math.sqrt(x.shape[-1]))  # a 0-d ndarray: a node, as in torch
+    return torch.softmax(x @ x.transpose(-2, -1) * scale, dim=-1)
+
+
+@case(t(5))
+def numpy_gelu_tanh_constant(x):
+    # BERT's and GPT-2's tanh GELU: np.pi is a float, np.sqrt of a float a 0-d ndarray
+    return 0.5 * x * (1 + torch.tanh(np.sqrt(2 / np.pi) * (x + 0.044715 * torch.pow(x, 3))))
+
+
+@case(t(2, 3))
+def numpy_shape_transpose_reshape(x):
+    array = x.numpy()
+    rows, cols = array.shape
+    flipped = array.T.reshape(cols * rows)
+    return torch.from_numpy(flipped[:rows] * array.ndim)
+
+
+@case(t(3, 2), t(3, 2))
+def numpy_arrays_and_tensors_mixed(x, y):
+    centered = x.numpy() - np.mean(y.numpy(), axis=0)
+    return torch.from_numpy(centered) * y + torch.from_numpy(np.abs(centered)).sum()
+
+
+@case(np.linspace(0, 1, 24, dtype=np.float32).reshape(6, 4), t(3, 4))
+def numpy_array_as_an_input(table, x):
+    # a table precomputed with numpy and passed in: a graph input, torch.as_tensor(table)
+    return x + torch.from_numpy(table[: x.shape[0]]).to(x.dtype)
+
+
+@case(t(4))
+def numpy_finfo_eps(x):
+    return x / (x.norm() + np.finfo(np.float32).eps)
+
+
+@case(t(4, 6))
+def numpy_sinusoidal_positions(x):
+    # the Transformer's positional encoding, written with numpy as in many codebases
+    length, dim = x.shape
+    positions = np.arange(length)[:, None]
+    rates = 1 / np.power(10000, (2 * (np.arange(dim)[None, :] // 2)) / np.float32(dim))
+    angles = positions * rates
+    table = np.where(np.arange(dim) % 2 == 0, np.sin(angles), np.cos(angles))
+    return x + torch.from_numpy(table).to(x.dtype)
+
+
+@case(t(4))
+def numpy_returns_an_ndarray(x):
+    return np.maximum(x.numpy(), 0.0) * 2
+
+
 ## torch metadata ######################################################################
 
 
@@ -1732,88 +1785,842 @@ FIXED_GAPS = [  # found by this corpus, fixed in the compiler: registered like t
 
     ("ordered_dict_move_to_end_and_popitem", ordered_dict_move_to_end_and_popitem, (t(3),)),
     ("ordered_dict_equality_is_ordered", ordered_dict_equality_is_ordered, (t(3),)),
+
+    # numpy traced as torch._numpy (minidynamo/variables/numpy.py)
+    ("numpy_ufunc_on_a_tensor", numpy_ufunc_on_a_tensor, (t(4),)),
+    ("numpy_reductions", numpy_reductions, (t(3, 4),)),
+    ("numpy_where_and_clip", numpy_where_and_clip, (t(5),)),
+    ("numpy_arange_added_to_a_tensor", numpy_arange_added_to_a_tensor, (t(3),)),
+    ("numpy_prod_of_a_shape", numpy_prod_of_a_shape, (t(2, 3),)),
+    ("numpy_linalg_norm", numpy_linalg_norm, (t(3),)),
+
+    # hashable trackers as keys (variables/keys.py), tuple.__new__ and Python __new__
+    # (variables/construction.py), metaclass dunders, itertools/operator polyfills
+    ("module_property_reads_its_parameters", seeded(Tower), (t(2, 3),)),
+    ("stacked_decorators", stacked_decorators, (t(4), t(4))),
+    ("contextmanager_decorator", contextmanager_decorator,
+     (seeded(lambda: nn.Sequential(nn.Linear(3, 3), nn.Dropout(0.5))), t(2, 3))),
+    ("tuple_subclass_made_while_tracing", tuple_subclass_made_while_tracing, (t(2, 3),)),
+    ("tuple_subclass_argument", tuple_subclass_argument, (t(2, 6), Size2d(3, 4))),
+    ("ordered_dict_subclass_evicts", ordered_dict_subclass_evicts, (t(3),)),
+    ("frozen_dataclass_as_dict_key", frozen_dataclass_as_dict_key, (t(3),)),
+    ("namedtuple_make_and_unpack", namedtuple_make_and_unpack, (t(3),)),
+    ("typed_namedtuple_with_a_method", typed_namedtuple_with_a_method, (t(5),)),
+    ("islice_of_an_infinite_generator", islice_of_an_infinite_generator, (t(3),)),
+    ("groupby_parameter_names", groupby_parameter_names, (t(6),)),
+    ("total_ordering_version_check", total_ordering_version_check, (t(3),)),
+    ("attrgetter_reads_a_nested_parameter", attrgetter_reads_a_nested_parameter,
+     (seeded(Tower), t(2, 3))),
+    ("methodcaller_on_tensors", methodcaller_on_tensors, ([t(2, 3), t(2, 3)],)),
+    ("enum_class_iterated", enum_class_iterated, (t(3),)),
+    ("int_enum_as_a_dimension", int_enum_as_a_dimension, (t(2, 3, 4),)),
+    ("parameter_metadata", parameter_metadata, (seeded(Tower), t(2, 3))),
 ]
 for _case_id, _fn, _args in FIXED_GAPS:
     CASES.add(_case_id, _fn, *_args)
+
+## Second round: more library patterns, by family ###################################
+# Issue 12's corpus grown past 200 programs. They come after every earlier case so the
+# earlier cases keep their random inputs. Several exercise what the first round taught the
+# compiler: modules, parameters and frozen dataclasses as dict keys and set elements,
+# id() of modules, a Python __new__ (tuple and object subclasses), metaclass dunders
+# (len and iteration of an Enum), groupby / islice / zip over shared iterators.
+
+
+# --- descriptors and classes ---
+
+
+class Positive:
+    """A validating field (attrs / pydantic style): the name comes from __set_name__."""
+
+    def __set_name__(self, owner, name):
+        self.private = "_" + name
+
+    def __get__(self, obj, objtype=None):
+        if obj is None:
+            return self
+        return getattr(obj, self.private)
+
+    def __set__(self, obj, value):
+        if value <= 0:
+            raise ValueError("must be positive")
+        setattr(obj, self.private, value)
+
+
+class Schedule:
+    warmup = Positive()
+    peak = Positive()
+
+    def __init__(self, warmup, peak):
+        self.warmup = warmup
+        self.peak = peak
+
+
+@case(t(3))
+def set_name_descriptor_validates(x):
+    schedule = Schedule(4, 0.5)
+    schedule.peak = 0.25
+    return x * schedule.peak / schedule.warmup, schedule._peak
+
+
+class Norm(nn.Module):
+    """A module whose properties read its own parameters (timm / HF helpers)."""
+
+    def __init__(self, width):
+        super().__init__()
+        self.weight = nn.Parameter(torch.ones(width))
+        self.eps = 1e-5
+
+    @property
+    def width(self):
+        return self.weight.shape[0]
+
+    @property
+    def dtype(self):
+        return self.weight.dtype
+
+    def forward(self, x):
+        variance = x.pow(2).mean(-1, keepdim=True)
+        return (x * torch.rsqrt(variance + self.eps)).to(self.dtype) * self.weight
+
+
+@case(seeded(lambda: Norm(4)), t(2, 4))
+def module_properties_read_parameters(norm, x):
+    return norm(x), norm.width, norm.dtype
+
+
+class BuilderTable:
+    """A class-level registry read through a classmethod of the class (HF AutoConfig)."""
+
+    _builders = {"relu": nn.functional.relu, "gelu": nn.functional.gelu}
+
+    @classmethod
+    def build(cls, name):
+        return cls._builders[name]
+
+    @staticmethod
+    def names():
+        return sorted(BuilderTable._builders)
+
+
+@case(t(4))
+def classmethod_reads_a_class_table(x):
+    return BuilderTable.build("gelu")(x), BuilderTable.names()
+
+
+class Meters:
+    """`__getitem__` / `__contains__` / `__len__` on a plain class (a metrics bag)."""
+
+    def __init__(self):
+        self._values = {}
+
+    def __setitem__(self, name, value):
+        self._values[name] = value
+
+    def __getitem__(self, name):
+        return self._values[name]
+
+    def __contains__(self, name):
+        return name in self._values
+
+    def __len__(self):
+        return len(self._values)
+
+
+@case(t(3))
+def container_protocol_on_a_plain_class(x):
+    meters = Meters()
+    meters["loss"] = x.sum()
+    meters["norm"] = x.norm()
+    return meters["loss"] + meters["norm"], "loss" in meters, "acc" in meters, len(meters)
+
+
+class Lazy:
+    """A class attribute read through `type(self)` and overridden per instance."""
+
+    scale = 2.0
+
+    def __init__(self, scale=None):
+        if scale is not None:
+            self.scale = scale
+
+    def apply(self, x):
+        return x * self.scale + type(self).scale
+
+
+@case(t(3))
+def class_attribute_through_type_of_self(x):
+    return Lazy().apply(x), Lazy(3.0).apply(x)
+
+
+class Marker:
+    """A class whose __new__ calls object.__new__ and fills the instance."""
+
+    def __new__(cls, name):
+        marker = super().__new__(cls)
+        marker.name = name.upper()
+        return marker
+
+
+@case(t(3))
+def python_new_calls_object_new(x):
+    marker = Marker("stage")
+    return x * len(marker.name), marker.name, isinstance(marker, Marker)
+
+
+# --- decorators ---
+
+
+NAMED_ACTIVATIONS = {}
+
+
+def register_activation(name):
+    def register(fn):
+        NAMED_ACTIVATIONS[name] = fn
+        return fn
+    return register
+
+
+@register_activation("quick_gelu")
+def quick_gelu(x):
+    return x * torch.sigmoid(1.702 * x)
+
+
+@register_activation("relu2")
+def squared_relu(x):
+    return torch.relu(x) ** 2
+
+
+@case(t(4), "quick_gelu")
+@case(t(4), "relu2")
+def activation_chosen_from_a_decorated_registry(x, name):
+    return NAMED_ACTIVATIONS[name](x), sorted(NAMED_ACTIVATIONS)
+
+
+def cast_inputs(dtype):
+    """torch.amp.custom_fwd(cast_inputs=...)-like: tensors are cast before the call."""
+
+    def decorate(fn):
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            args = [a.to(dtype) if isinstance(a, torch.Tensor) else a for a in args]
+            return fn(*args, **kwargs)
+        return wrapper
+    return decorate
+
+
+@cast_inputs(torch.float64)
+def _double_precision_dot(a, b, scale=1.0):
+    return (a * b).sum() * scale
+
+
+@case(t(3), t(3))
+def decorator_casts_tensor_arguments(a, b):
+    out = _double_precision_dot(a, b, scale=2.0)
+    return out, out.dtype, _double_precision_dot.__name__
+
+
+def only_in_training(method):
+    """A method decorator that skips its body in eval mode (dropout-like helpers)."""
+
+    @functools.wraps(method)
+    def wrapper(self, x):
+        if not self.training:
+            return x
+        return method(self, x)
+    return wrapper
+
+
+class Noise(nn.Module):
+    @only_in_training
+    def forward(self, x):
+        return x * 0.5
+
+
+@case(Noise(), t(3))
+def method_decorator_reads_self(module, x):
+    return module(x), module.forward.__wrapped__.__name__
+
+
+def memoize_by_shape(fn):
+    cache = {}
+
+    @functools.wraps(fn)
+    def wrapper(x):
+        key = tuple(x.shape)
+        if key not in cache:
+            cache[key] = fn(x.shape)
+        return cache[key]
+    wrapper.cache = cache
+    return wrapper
+
+
+@memoize_by_shape
+def _causal_mask(shape):
+    return torch.ones(shape[-1], shape[-1]).tril().bool()
+
+
+@case(t(3, 3))
+def decorator_closure_cache_keyed_by_shape(x):
+    mask = _causal_mask(x)
+    return x.masked_fill(~mask, 0.0), len(_causal_mask.cache)
+
+
+def property_like(fn):
+    """A decorator returning a property: `functools.wraps` then `property(...)`."""
+    return property(functools.wraps(fn)(lambda self: fn(self) * 2))
+
+
+class Doubled:
+    def __init__(self, base):
+        self.base = base
+
+    @property_like
+    def value(self):
+        return self.base
+
+
+@case(t(2))
+def decorator_returning_a_property(x):
+    return x * Doubled(1.5).value
+
+
+# --- subclasses of dict, list and tuple ---
+
+
+class CaseInsensitiveDict(dict):
+    """requests' CaseInsensitiveDict idea: keys are lower-cased on the way in and out."""
+
+    def __setitem__(self, key, value):
+        super().__setitem__(key.lower(), value)
+
+    def __getitem__(self, key):
+        return super().__getitem__(key.lower())
+
+
+@case(t(3))
+def dict_subclass_normalises_keys(x):
+    headers = CaseInsensitiveDict()
+    headers["Scale"] = 2.0
+    headers["SHIFT"] = x
+    return x * headers["scale"] + headers["shift"], sorted(headers)
+
+
+class Features(dict):
+    """transformers' BatchEncoding: a dict with attribute access and a `to()`."""
+
+    def __getattr__(self, name):
+        try:
+            return self[name]
+        except KeyError:
+            raise AttributeError(name)
+
+    def to(self, dtype):
+        return Features({key: value.to(dtype) for key, value in self.items()})
+
+
+@case(t(2, 3), ints(2, 3))
+def dict_subclass_with_attribute_access_and_to(hidden, ids):
+    batch = Features(hidden=hidden, ids=ids)
+    moved = batch.to(torch.float64)
+    return moved.hidden + moved.ids, list(moved), type(moved).__name__
+
+
+class Stack(list):
+    """A list subclass with push/peek helpers over the builtin methods."""
+
+    def push(self, item):
+        self.append(item)
+        return self
+
+    def peek(self):
+        return self[-1]
+
+
+@case(t(3))
+def list_subclass_helpers_over_builtins(x):
+    stack = Stack()
+    stack.push(x).push(x * 2)
+    top = stack.peek()
+    stack.pop()
+    return top + stack.peek(), len(stack)
+
+
+class PadWidths(tuple):
+    """(left, right), built by a Python __new__ with a default (torchvision style)."""
+
+    def __new__(cls, left, right=None):
+        return super().__new__(cls, (left, left if right is None else right))
+
+    @property
+    def total(self):
+        return self[0] + self[1]
+
+
+@case(t(2, 3))
+def tuple_subclass_new_with_a_default(x):
+    same, uneven = PadWidths(1), PadWidths(0, 2)
+    return F.pad(x, same + uneven), same.total, uneven, type(uneven).__name__
+
+
+# --- dataclasses ---
+
+
+@dataclasses.dataclass
+class ModelConfig:
+    hidden: int = 8
+    heads: int = 2
+    head_dim: int = dataclasses.field(init=False)
+
+    def __post_init__(self):
+        self.head_dim = self.hidden // self.heads
+
+
+@case(t(2, 8))
+def dataclass_init_false_field_from_post_init(x):
+    config = ModelConfig(heads=4)
+    return x.view(2, config.heads, config.head_dim), config.head_dim
+
+
+@dataclasses.dataclass
+class Encoder:
+    layers: int = 2
+
+
+@dataclasses.dataclass
+class Model:
+    encoder: Encoder = dataclasses.field(default_factory=Encoder)
+    dropout: float = 0.1
+
+
+@case(t(3))
+def nested_dataclass_asdict(x):
+    model = Model(Encoder(layers=3))
+    as_dict = dataclasses.asdict(model)
+    return x * as_dict["encoder"]["layers"], as_dict
+
+
+@case(t(3))
+def dataclass_equality_and_is_dataclass(x):
+    same = ModelConfig() == ModelConfig(8, 2)
+    return x * same, dataclasses.is_dataclass(ModelConfig), dataclasses.is_dataclass(x)
+
+
+@dataclasses.dataclass(frozen=True)
+class Precision:
+    dtype: torch.dtype = torch.float32
+    loss_scale: float = 1.0
+
+
+@case(t(3))
+def frozen_dataclass_replace_changes_a_dtype(x):
+    base = Precision()
+    half = dataclasses.replace(base, dtype=torch.float64, loss_scale=2.0)
+    return x.to(half.dtype) * half.loss_scale, base.dtype, half
+
+
+@dataclasses.dataclass
+class Counters:
+    steps: int = 0
+    seen: list = dataclasses.field(default_factory=list)
+
+    def update(self, value):
+        self.steps += 1
+        self.seen.append(value)
+
+
+@case(t(3))
+def dataclass_methods_mutate_fields(x):
+    counters = Counters()
+    for row in (x, x * 2):
+        counters.update(row.sum())
+    return torch.stack(counters.seen), counters.steps
+
+
+# --- collections ---
+
+
+@case(seeded(lambda: nn.Sequential(nn.Linear(3, 3), nn.LayerNorm(3))), t(2, 3))
+def optimizer_groups_by_weight_decay(model, x):
+    """The AdamW recipe: no weight decay on biases and norms."""
+    groups = collections.defaultdict(list)
+    for name, parameter in model.named_parameters():
+        groups["no_decay" if parameter.ndim < 2 or name.endswith("bias") else "decay"].append(name)
+    return model(x), dict(groups)
+
+
+@case(t(3))
+def counter_update_and_subtract(x):
+    counts = collections.Counter(["a", "b", "a"])
+    counts.update(["b", "c"])
+    counts.subtract({"a": 1})
+    return x * counts["b"], sorted(counts.items()), counts.total()
+
+
+@case(t(4))
+def deque_appendleft_keeps_maxlen(x):
+    history = collections.deque(maxlen=2)
+    for step in range(3):
+        history.appendleft(x * step)
+    return list(history), history.maxlen, len(history)
+
+
+@case(seeded(lambda: nn.Sequential(nn.Linear(2, 2), nn.ReLU(), nn.Linear(2, 2))), t(1, 2))
+def ordered_dict_of_named_children(model, x):
+    layers = collections.OrderedDict(model.named_children())
+    for layer in layers.values():
+        x = layer(x)
+    return x, list(layers)
+
+
+Sample = collections.namedtuple("Sample", "inputs target weight")
+
+
+@case(t(3), t(3))
+def namedtuple_fields_zip_into_kwargs(inputs, target):
+    sample = Sample(inputs, target, 0.5)
+    kwargs = dict(zip(sample._fields, sample))
+    return F.mse_loss(kwargs["inputs"], kwargs["target"]) * kwargs["weight"], sample._fields
+
+
+@case(t(3))
+def defaultdict_setdefault_nested(x):
+    tree = {}
+    tree.setdefault("encoder", {}).setdefault("layers", []).append(x)
+    tree.setdefault("encoder", {}).setdefault("layers", []).append(x * 2)
+    return sum(tree["encoder"]["layers"]), list(tree["encoder"])
+
+
+# --- itertools ---
+
+
+@case(t(5))
+def accumulate_running_max(x):
+    values = [3, 1, 4, 1, 5]
+    peaks = list(itertools.accumulate(values, max))
+    return x * torch.tensor(peaks), peaks
+
+
+@case(t(3))
+def filterfalse_drops_frozen_names(x):
+    names = ["embed.weight", "layer.0.weight", "layer.0.bias"]
+    trainable = list(itertools.filterfalse(lambda name: name.startswith("embed"), names))
+    return x * len(trainable), trainable
+
+
+@case([t(2), t(2), t(2)])
+def zip_longest_pads_ragged_lists(tensors):
+    names = ["a", "b"]
+    pairs = list(itertools.zip_longest(names, tensors, fillvalue="pad"))
+    return [tensor * 2 for _, tensor in pairs], [name for name, _ in pairs]
+
+
+@case(t(2, 2))
+def product_of_grid_positions(x):
+    cells = [x[i, j] * (i + j) for i, j in itertools.product(range(2), repeat=2)]
+    return torch.stack(cells)
+
+
+@case(t(4))
+def islice_every_other_layer(x):
+    layers = [x, x + 1, x + 2, x + 3]
+    return [layer * 2 for layer in itertools.islice(layers, 0, None, 2)]
+
+
+@case(t(3))
+def chain_of_dict_values(x):
+    first = {"a": x}
+    second = {"b": x * 2, "c": x * 3}
+    return sum(itertools.chain(first.values(), second.values()))
+
+
+@case(t(3))
+def groupby_consecutive_layer_kinds(x):
+    kinds = ["attn", "attn", "mlp", "attn", "mlp", "mlp"]
+    runs = [(kind, len(list(group))) for kind, group in itertools.groupby(kinds)]
+    return x * len(runs), runs
+
+
+@case(t(3))
+def islice_then_the_rest_of_a_generator(x):
+    scaled = (x * step for step in range(5))
+    head = list(itertools.islice(scaled, 2))
+    return head, list(scaled)
+
+
+@case([t(2), t(2), t(2), t(2)])
+def zip_of_one_iterator_pairs_items(tensors):
+    """The grouper idiom: zip(it, it) takes items two at a time."""
+    items = iter(tensors)
+    return [a - b for a, b in zip(items, items)]
+
+
+# --- functools ---
+
+
+def _compose(*functions):
+    return functools.reduce(lambda f, g: lambda value: g(f(value)), functions)
+
+
+@case(t(4))
+def reduce_composes_a_pipeline(x):
+    pipeline = _compose(torch.relu, functools.partial(torch.mul, other=2.0), torch.tanh)
+    return pipeline(x)
+
+
+def _by_length_then_name(a, b):
+    if len(a) != len(b):
+        return len(a) - len(b)
+    return (a > b) - (a < b)
+
+
+@case(t(3))
+def cmp_to_key_sorts_names(x):
+    names = sorted(["ffn", "attn", "ln", "embed"], key=functools.cmp_to_key(_by_length_then_name))
+    return x * len(names[0]), names
+
+
+@case(t(3))
+def partial_of_a_partial_with_keywords(x):
+    clamp = functools.partial(torch.clamp, min=-1.0)
+    tight = functools.partial(clamp, max=0.5)
+    return tight(x * 3), clamp(x, max=2.0)
+
+
+@case(t(4))
+def partial_method_binding(x):
+    scale = functools.partial(operator.mul, 3.0)
+    return list(map(scale, [x, x + 1])), scale.args
+
+
+@functools.lru_cache(maxsize=None)
+def _rotary_frequencies(dim, base=10000.0):
+    return tuple(1.0 / base ** (i / dim) for i in range(0, dim, 2))
+
+
+@case(t(2, 4))
+def lru_cache_of_rotary_frequencies(x):
+    frequencies = torch.tensor(_rotary_frequencies(4))
+    return x[:, ::2] * frequencies, _rotary_frequencies(4)
+
+
+@functools.total_ordering
+class Release:
+    def __init__(self, major, minor):
+        self.major, self.minor = major, minor
+
+    def __eq__(self, other):
+        return (self.major, self.minor) == (other.major, other.minor)
+
+    def __lt__(self, other):
+        return (self.major, self.minor) < (other.major, other.minor)
+
+
+@case(t(3))
+def total_ordering_newest_release(x):
+    releases = [Release(2, 1), Release(1, 9), Release(2, 0)]
+    newest = releases[0]
+    for release in releases[1:]:
+        if release > newest:  # __gt__ from total_ordering: not __lt__ and !=
+            newest = release
+    return x * newest.minor, newest >= Release(2, 1), releases[1] <= releases[2], newest != releases[2]
+
+
+# --- operator ---
+
+
+@case([{"score": t(2)}, {"score": t(2)}])
+def itemgetter_over_a_list_of_records(records):
+    return torch.stack(list(map(operator.itemgetter("score"), records))).sum(0)
+
+
+@case(t(2, 3))
+def operator_index_of_a_size(x):
+    rows = operator.index(x.shape[0])
+    return x.reshape(rows * operator.index(x.shape[1])), operator.floordiv(x.shape[1], 2)
+
+
+@case(t(3), t(3))
+def operator_comparisons_as_values(a, b):
+    checks = {name: fn(a, b) for name, fn in [("lt", operator.lt), ("ge", operator.ge)]}
+    return checks["lt"] | checks["ge"], operator.contains([1, 2], 2), operator.neg(a)
+
+
+@case(t(3))
+def operator_iadd_accumulates(x):
+    total = x
+    total = operator.iadd(total, x * 2)
+    names = ["a"]
+    names = operator.iadd(names, ["b"])
+    return total, names
+
+
+@case(seeded(lambda: [nn.Linear(3, 4), nn.Linear(3, 2), nn.Linear(3, 3)]), t(1, 3))
+def attrgetter_sorts_layers(layers, x):
+    ordered = sorted(layers, key=operator.attrgetter("out_features"))
+    return [layer(x) for layer in ordered], [layer.out_features for layer in ordered]
+
+
+@case(t(3))
+def methodcaller_splits_names(x):
+    names = ["encoder.layer.0", "decoder.layer.1"]
+    parts = list(map(operator.methodcaller("split", "."), names))
+    return x * len(parts[0]), parts
+
+
+# --- math, strings and enum ---
+
+
+@case(t(5))
+def next_power_of_two_padding(x):
+    length = x.shape[0]
+    padded = 2 ** math.ceil(math.log2(length))
+    return F.pad(x, (0, padded - length)), padded
+
+
+@case(t(3))
+def isclose_and_isfinite_checks(x):
+    beta = 0.9 + 1e-12
+    return x * math.isclose(beta, 0.9, rel_tol=1e-9), math.isfinite(beta), math.isinf(float("inf"))
+
+
+@case(t(3))
+def module_names_split_and_joined(x):
+    name = "encoder.layers.3.attention.query"
+    parent, _, leaf = name.rpartition(".")
+    index = int(name.split(".")[2])
+    return x * index, parent, leaf, ".".join(reversed(parent.split(".")))
+
+
+@case(t(3))
+def string_methods_normalise_a_config(x):
+    raw = "  GELU_tanh "
+    name = raw.strip().lower()
+    kind, _, variant = name.partition("_")
+    return x * name.startswith("gelu"), kind, variant.upper(), name.replace("_", "-"), f"{kind!r:>8}"
+
+
+class Reduction(str, enum.Enum):
+    MEAN = "mean"
+    SUM = "sum"
+
+
+@case(t(3), t(3))
+def str_enum_passed_as_a_string(a, b):
+    how = Reduction("sum")
+    return F.l1_loss(a, b, reduction=how.value), how == "sum", how.name
+
+
+class NumberFormat(enum.Enum):
+    FP32 = (torch.float32, 4)
+    FP64 = (torch.float64, 8)
+
+    def __init__(self, dtype, size):
+        self.dtype = dtype
+        self.size = size
+
+
+@case(t(3))
+def enum_with_tuple_values_and_init(x):
+    precision = NumberFormat.FP64
+    return x.to(precision.dtype) * precision.size, precision.dtype, NumberFormat.FP32.size
+
+
+@case(t(2, 3, 4))
+def int_enum_members_listed(x):
+    dims = [int(axis) for axis in Axis]
+    return x.permute(*reversed(dims)), len(Axis), Axis(2).name, x.size(Axis.CHANNEL)
+
+
+# --- torch metadata ---
+
+
+@case(seeded(lambda: nn.Sequential(nn.Linear(3, 4), nn.Linear(4, 2))), t(2, 3))
+def trainable_parameter_count(model, x):
+    trainable = sum(p.numel() for p in model.parameters() if p.requires_grad)
+    first = next(model.parameters())
+    return model(x), trainable, first.dtype, first.device
+
+
+@case(seeded(lambda: nn.BatchNorm1d(3)), t(4, 3))
+def named_buffers_listed(model, x):
+    names = [name for name, _ in model.named_buffers()]
+    return model(x), names, model.training
+
+
+@case(t(2, 3))
+def dtype_itemsize_and_element_size(x):
+    half = x.to(torch.float16)
+    return half * 2, half.element_size(), half.dtype.itemsize, x.dtype.is_floating_point
+
+
+@case(t(2, 3))
+def device_type_checks(x):
+    on_cpu = x.device.type == "cpu"
+    return x * 2 if on_cpu else x, str(x.device), x.device.index
+
+
+@case(t(4, 5))
+def size_methods_and_negative_dims(x):
+    return x.view(x.size(0), -1, x.size(-1)), x.size(-1), x.dim(), x.numel(), x.shape.numel()
+
+
+@case(t(3), ints(3))
+def dtype_promotion_picks_the_result_dtype(x, labels):
+    total = x + labels
+    return total, total.dtype, labels.dtype.is_floating_point, torch.is_floating_point(labels)
+
+
+def _shared_tower():
+    shared = nn.Linear(3, 3)
+    return nn.Sequential(shared, nn.ReLU(), shared)
+
+
+@case(seeded(_shared_tower), t(2, 3))
+def shared_layer_counted_once(model, x):
+    """named_modules' memo set holds modules: a layer used twice is listed once."""
+    names = [name for name, _ in model.named_modules()]
+    return model(x), names, len(list(model.parameters()))
+
+
+@case(seeded(lambda: nn.Sequential(nn.Linear(2, 2), nn.Tanh())), t(1, 2))
+def id_keyed_memo_of_modules(model, x):
+    kinds = {}
+    for module in model.modules():
+        kinds[id(module)] = type(module).__name__
+    return model(x), sorted(kinds.values()), id(model) in kinds
+
+
+@case(seeded(lambda: nn.Linear(3, 2)), t(2, 3))
+def dict_keyed_by_parameters(model, x):
+    """Optimizers key their state by parameter: `state[p]`."""
+    names = {parameter: name for name, parameter in model.named_parameters()}
+    return model(x), names[model.weight], model.bias in names
+
+
+## The gaps (see "Gaps" above) ######################################################
 
 GAPS: list[tuple[str, typing.Callable, tuple]] = [
     ## Descriptors
     # MD0005 'Grid.coordinates is a LazyAttribute descriptor': __get__ not inlined
     ("non_data_descriptor_caches_in_the_instance", non_data_descriptor_caches_in_the_instance, (t(4),)),
-    # MD0004 'using NNModuleVariable(Tower) as a dict key': next(self.parameters())
-    ("module_property_reads_its_parameters", seeded(Tower), (t(2, 3),)),
 
     ## Decorators
-    # MD0002 'builtin id() with arguments [UserFunctionVariable(wrapper)]' in inspect.unwrap
-    ("stacked_decorators", stacked_decorators, (t(4), t(4))),
     # MD0005/MD0012: functools.wraps reads and assigns __module__ of a lambda made while tracing
     ("decorator_applied_while_tracing", decorator_applied_while_tracing, (t(3),)),
     # MD0009 cannot reconstruct 'the method with_describe.<locals>.describe' (set by a decorator)
     ("class_decorator_adds_a_method", class_decorator_adds_a_method, (t(3),)),
-    # MD0004 'using NNModuleVariable(Linear) as a dict key': module.eval() in a @contextmanager
-    ("contextmanager_decorator", contextmanager_decorator,
-     (seeded(lambda: nn.Sequential(nn.Linear(3, 3), nn.Dropout(0.5))), t(2, 3))),
 
     ## Subclasses of dict, list and tuple
     # graph outputs ordered ('%9', '%1', '%2'), torch's ('%1', '%9', '%2')
     ("list_subclass_made_while_tracing", list_subclass_made_while_tracing, (t(3),)),
-    # MD0002 'constructing a Size2d while tracing': a tuple subclass with __new__
-    ("tuple_subclass_made_while_tracing", tuple_subclass_made_while_tracing, (t(2, 3),)),
-    # MD0005 'Size2d.height is not a method': a property of a tuple subclass argument
-    ("tuple_subclass_argument", tuple_subclass_argument, (t(2, 6), Size2d(3, 4))),
-    # MD0002 'method popitem() of DictPartVariable(OrderedDict)' in the subclass's __setitem__
-    ("ordered_dict_subclass_evicts", ordered_dict_subclass_evicts, (t(3),)),
+
     ## Dataclasses
-    # MD0004 'a dict with non-constant keys': a frozen (hashable) dataclass as a key
-    ("frozen_dataclass_as_dict_key", frozen_dataclass_as_dict_key, (t(3),)),
     # raises AttributeError "'Field' object has no attribute 'name'"; field.metadata not traced
     ("dataclass_field_metadata", dataclass_field_metadata, (t(3),)),
 
-    ## collections
-    # MD0009 cannot reconstruct 'the method Hyper._make' (a namedtuple classmethod)
-    ("namedtuple_make_and_unpack", namedtuple_make_and_unpack, (t(3),)),
-    # MD0002 'method take() of NamedTupleVariable': typing.NamedTuple methods not inlined
-    ("typed_namedtuple_with_a_method", typed_namedtuple_with_a_method, (t(5),)),
-
-    ## itertools
-    # MD0009 'a generator made while tracing escapes the frame' (islice of a generator)
-    ("islice_of_an_infinite_generator", islice_of_an_infinite_generator, (t(3),)),
-    # MD0002 'constructing a groupby while tracing'
-    ("groupby_parameter_names", groupby_parameter_names, (t(6),)),
-    ## functools
-    # MD0005 'object.__ne__ of UserDefinedObjectVariable(Version)' (total_ordering's >=)
-    ("total_ordering_version_check", total_ordering_version_check, (t(3),)),
-
-    ## operator
-    # MD0013 'calling attrgetter(): too many positional arguments' (two names)
-    ("attrgetter_reads_a_nested_parameter", attrgetter_reads_a_nested_parameter,
-     (seeded(Tower), t(2, 3))),
-    # MD0007 "the methodcaller operator.methodcaller('sum', dim=0) is not a constant"
-    ("methodcaller_on_tensors", methodcaller_on_tensors, ([t(2, 3), t(2, 3)],)),
-
-    ## math, strings and enum
-    # MD0002 'method __len__() of UserDefinedClassVariable(Pooling)': len(), iter() of an Enum
-    ("enum_class_iterated", enum_class_iterated, (t(3),)),
-    # graph keeps the member Axis.TIME as dim= (torch: int 1); harness: no attribute '__name__'
-    ("int_enum_as_a_dimension", int_enum_as_a_dimension, (t(2, 3, 4),)),
-
-    ## numpy
-    # MD0006 "Tensor.numpy() needs the tensor's data": no tracing of numpy as torch._numpy
-    ("numpy_ufunc_on_a_tensor", numpy_ufunc_on_a_tensor, (t(4),)),
-    # MD0006 "Tensor.numpy() needs the tensor's data"
-    ("numpy_reductions", numpy_reductions, (t(3, 4),)),
-    # MD0006 "Tensor.numpy() needs the tensor's data"
-    ("numpy_where_and_clip", numpy_where_and_clip, (t(5),)),
-    # MD0002 'builtin arange() with arguments [ConstantVariable(int: 3)]' (np.arange)
-    ("numpy_arange_added_to_a_tensor", numpy_arange_added_to_a_tensor, (t(3),)),
-    # MD0005 '_ArrayFunctionDispatcher.__call__' (np.prod), then np.int64 not a graph argument
-    ("numpy_prod_of_a_shape", numpy_prod_of_a_shape, (t(2, 3),)),
-    # MD0006 "Tensor.numpy() needs the tensor's data"
-    ("numpy_linalg_norm", numpy_linalg_norm, (t(3),)),
 
     ## torch metadata
-    # MD0004 'using NNModuleVariable(Tower) as a dict key': sum over model.parameters()
-    ("parameter_metadata", parameter_metadata, (seeded(Tower), t(2, 3))),
     # MD0005 "Tensor attribute 'nbytes'": torch records getattr(x, 'nbytes') as a node
     ("shape_queries_choose_a_view", shape_queries_choose_a_view, (t(2, 3, 4),)),
 ]

@@ -1,0 +1,60 @@
+"""`super()`: attribute lookup that starts after a class in the MRO (chapter 3).
+
+`super().__init__(...)` in a method is `super(Owner, self)`: the tracer reads the
+owner from the method's `__class__` cell (`builtins.py`) and looks the attribute up
+in the classes that follow it in the MRO of `self`'s type, exactly as Python does;
+what it finds is bound as `user_defined.class_attribute` binds a class's attribute.
+In a classmethod, `self` is the class itself.
+
+Compare with TorchDynamo: `torch/_dynamo/variables/misc.py` (`SuperVariable`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from minidynamo.exc import raise_observed
+from minidynamo.variables.base import VariableTracker
+from minidynamo.variables.user_defined import UserDefinedClassVariable, class_attribute
+
+if TYPE_CHECKING:
+    from minidynamo.translator.base import InstructionTranslatorBase as Translator
+
+
+@dataclass(frozen=True, eq=False, repr=False)
+class SuperVariable(VariableTracker):
+    """`super()`: attribute lookup that starts after `owner` in the object's MRO."""
+
+    owner: type  # the class whose method called super()
+    obj: VariableTracker
+    children_fields = ("obj",)
+
+    def var_getattr(self, tx: Translator, name: str) -> VariableTracker:
+        if isinstance(self.obj, UserDefinedClassVariable):  # super() in a classmethod
+            return self.class_getattr(tx, name)
+        mro = self.obj.python_type().__mro__
+        for klass in mro[mro.index(self.owner) + 1:]:
+            if name in vars(klass):
+                return class_attribute(tx, self.obj, klass, name, vars(klass)[name], None)
+        raise_observed(AttributeError, f"'super' object has no attribute {name!r}")
+
+    def class_getattr(self, tx: Translator, name: str) -> VariableTracker:
+        """`super().name` in a classmethod: a classmethod found after `owner` is bound
+        to the class, a function stays unbound, a staticmethod is its function."""
+        from minidynamo.variables.builder import VariableBuilder
+        from minidynamo.variables.functions import UserMethodVariable
+
+        mro = self.obj.cls.__mro__
+        for klass in mro[mro.index(self.owner) + 1:]:
+            if name in vars(klass):
+                attribute = vars(klass)[name]
+                if isinstance(attribute, classmethod):
+                    return UserMethodVariable(attribute.__func__, self.obj)
+                if isinstance(attribute, staticmethod):
+                    attribute = attribute.__func__
+                return VariableBuilder(tx.output, None)(attribute)
+        raise_observed(AttributeError, f"'super' object has no attribute {name!r}")
+
+    def __repr__(self) -> str:
+        return f"SuperVariable({self.owner.__name__})"
