@@ -64,11 +64,16 @@ def compile(  # noqa: A001 (mirrors torch.compile)
         function, owner = fn_or_module.__func__, fn_or_module.__self__
         compiled = compile(function, backend=backend_fn, fullgraph=fullgraph, dynamic=dynamic)
         return types.MethodType(compiled, owner)
-    if not isinstance(fn_or_module, types.FunctionType):
-        raise TypeError(
-            f"minidynamo.compile expects a Python function or an nn.Module, got {fn_or_module!r}"
-        )
-    fn = fn_or_module
+    if isinstance(fn_or_module, type):  # a class: itself, as torch.compile returns it
+        return fn_or_module
+    if not callable(fn_or_module):
+        raise TypeError(f"minidynamo.compile expects a function, an nn.Module or another "
+                        f"callable, got {type(fn_or_module).__name__} {fn_or_module!r}")
+    # A callable without a Python frame of its own (a builtin, torch.add, a
+    # functools.partial, an object with __call__): a one-line frame that calls it is
+    # compiled, as TorchDynamo wraps it (`wrap_inline`).
+    fn = fn_or_module if isinstance(fn_or_module, types.FunctionType) else \
+        functools.wraps(fn_or_module)(wrap_inline(fn_or_module))
 
     @functools.wraps(fn)
     def compiled_function(*args: Any, **kwargs: Any) -> Any:
@@ -97,12 +102,10 @@ class OptimizedModule(torch.nn.Module):
 
     def forward(self, *args: Any, **kwargs: Any) -> Any:
         module = self._module
-        if has_hooks(module):
-            log.warning("minidynamo: %s has hooks; running it eagerly", type(module).__name__)
-            return module(*args, **kwargs)
-        if type(module).__module__.startswith("torch.nn."):
-            # torch's own modules: compile a one-line frame that calls the module,
-            # as TorchDynamo does (`wrap_inline`), so inputs are named L['fn'], L['args'][0]
+        if has_hooks(module) or type(module).__module__.startswith("torch.nn."):
+            # torch's own modules, and modules with hooks (nn.Module's call runs them):
+            # compile a one-line frame that calls the module, as TorchDynamo does
+            # (`wrap_inline`), so inputs are named L['fn'], L['args'][0]
             frame, args = wrap_inline(module), args
         else:  # a user module: compile its forward, with `self` as a frame argument
             frame, args = type(module).forward, (module, *args)

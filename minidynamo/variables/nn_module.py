@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Sequence
 import torch
 from torch.nn.modules import module as module_internals
 
-from minidynamo.exc import UNSUPPORTED_CALL, UNSUPPORTED_MUTATION, graph_break
+from minidynamo.exc import UNSUPPORTED_MUTATION, graph_break
 from minidynamo.sources import AttrSource, GetItemSource, Source
 from minidynamo.variables.base import VariableTracker
 from minidynamo.variables.constant import ConstantVariable
@@ -96,9 +96,11 @@ class NNModuleVariable(VariableTracker):
         self, tx: Translator, args: Sequence[VariableTracker], kwargs: dict[str, VariableTracker]
     ) -> VariableTracker:
         tx.output.guards.add("NO_HOOKS", self.source, self.module)
-        if has_hooks(self.module):
-            what = f"calling {type(self.module).__name__} with hooks registered"
-            graph_break(UNSUPPORTED_CALL, what)
+        if has_hooks(self.module):  # nn.Module's own call, hooks and all, is inlined
+            from minidynamo.variables.functions import UserMethodVariable
+
+            call_impl = UserMethodVariable(torch.nn.Module._call_impl, self)
+            return call_impl.call_function(tx, args, kwargs)
         if type(self.module).__call__ is not torch.nn.Module.__call__:
             return self.var_getattr(tx, "__call__").call_function(tx, args, kwargs)
         return self.var_getattr(tx, "forward").call_function(tx, args, kwargs)
