@@ -26,7 +26,6 @@ from minidynamo import cache, convert_frame
 from minidynamo.backends import Backend, lookup_backend
 from minidynamo.exc import Unsupported
 from minidynamo.guards import Guard
-from minidynamo.logs import log
 from minidynamo.resume import resume_cache
 from minidynamo.variables.nn_module import has_hooks
 
