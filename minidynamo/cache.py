@@ -57,6 +57,9 @@ class CacheEntry:
     installed_globals: list[str] = field(default_factory=list)
     dynamic: bool | None = None  # compile's `dynamic` option (chapter 9)
     keep_alive: Any = None  # a backend that cannot be weakly referenced
+    # weak references to its owner and its backend, whose callbacks drop the entry when
+    # either dies; they die with the entry, so nothing of it outlives it
+    lifelines: list[weakref.ref] = field(default_factory=list, repr=False)
     _runner: tuple[weakref.ref, types.FunctionType] | None = field(default=None, repr=False)
 
     def runner(self, fn: types.FunctionType,
@@ -159,11 +162,13 @@ class FrameCache:
         """Add a new entry, first; it lives no longer than its owner and its backend."""
         self.entries.insert(0, entry)
         owner_object = owner() if owner is not None else None
+        cache_ref, entry_ref = weakref.ref(self), weakref.ref(entry)
         for obj in (owner_object, getattr(backend, "__self__", backend)):
             if obj is None:
                 continue
             try:
-                weakref.finalize(obj, _drop_entry, weakref.ref(self), weakref.ref(entry))
+                entry.lifelines.append(
+                    weakref.ref(obj, lambda dead: _drop_entry(cache_ref, entry_ref)))
             except TypeError:  # cannot be weakly referenced: keep it alive instead
                 entry.keep_alive = obj
 

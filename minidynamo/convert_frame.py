@@ -90,6 +90,13 @@ def frame_locals(fn: types.FunctionType, args: tuple, kwargs: dict[str, Any]) ->
     return dict(bound.arguments)
 
 
+def spelled_as_in_code(code: types.CodeType, f_locals: dict[str, Any]) -> dict[str, Any]:
+    """`f_locals` named as the code names them: a comprehension's code (called as a frame
+    of its own after a break) takes its iterator as `.0`, which inspect spells `implicit0`."""
+    return {name if name in code.co_varnames else "." + name.removeprefix("implicit"): value
+            for name, value in f_locals.items()}
+
+
 def prologue(code: types.CodeType) -> list[Instruction]:
     """The instructions up to RESUME: cell creation and free-variable copying."""
     instructions = []
@@ -102,14 +109,16 @@ def prologue(code: types.CodeType) -> list[Instruction]:
 
 def transform_code(
     fn: types.FunctionType, f_locals: dict[str, Any], backend: Backend, fullgraph: bool = False,
-    *, dynamic: bool | None = None,
+    *, dynamic: bool | None = None, owner: weakref.ref | None = None,
 ) -> tuple[types.CodeType, OutputGraph]:
     """Trace one call of `fn` (its frame starts with `f_locals`); the transformed code.
 
     A break found inside an instruction restarts the trace with that break
     planned (TorchDynamo's speculation log), until a trace gets to its end.
     `dynamic` is compile's option (chapter 9): which sizes and ints are symbols is
-    decided from it and from the sizes this code was compiled for before.
+    decided from it and from the sizes this code was compiled for before. The frames
+    it calls natively (resume functions, callees after a break) are compiled for
+    `owner` too: their entries go when it goes.
     """
     code = fn.__code__
     if code.co_flags & (inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR):
@@ -119,8 +128,8 @@ def transform_code(
     while True:
         output = OutputGraph(fn.__globals__, backend, frame_name=fn.__qualname__,
                              dynamic=dynamic, frame_sizes=sizes)
-        output.frame_compiler = functools.partial(compile_frame, backend=backend,
-                                                  fullgraph=fullgraph, dynamic=dynamic)
+        output.frame_compiler = functools.partial(
+            compile_frame, backend=backend, fullgraph=fullgraph, dynamic=dynamic, owner=owner)
         tx = InstructionTranslator(code, f_locals, fn.__globals__, fn.__closure__, output,
                                        break_points=break_points, one_graph=fullgraph)
         try:
@@ -135,18 +144,19 @@ def transform_code(
 
 
 def compile_frame(function: Any, *, backend: Backend, fullgraph: bool,
-                  dynamic: bool | None = None) -> Any:
+                  dynamic: bool | None = None, owner: weakref.ref | None = None) -> Any:
     """What a function called natively after a break runs as: minidynamo's wrapper
     (so it is compiled as a frame of its own, as PEP 523 makes TorchDynamo do).
 
-    The wrapper calls `call_compiled` with `backend`, `fullgraph` and `dynamic` and keeps the
+    The wrapper calls `call_compiled` with `backend`, `fullgraph`, `dynamic` and `owner` (what
+    the entries are compiled for: they go when it goes) and keeps the
     function's name and docstring (`functools.wraps`). A bound method becomes the same
     method of the wrapped function. Anything else that is not a Python function, and a
     function from a skipped module (`is_skipped_frame`), is returned as it is.
     """
     if isinstance(function, types.MethodType):
         inner = compile_frame(function.__func__, backend=backend, fullgraph=fullgraph,
-                              dynamic=dynamic)
+                              dynamic=dynamic, owner=owner)
         return types.MethodType(inner, function.__self__)
     if isinstance(function, torch.nn.Module):
         return compile_module_call(function, backend=backend, fullgraph=fullgraph, dynamic=dynamic)
@@ -155,7 +165,7 @@ def compile_frame(function: Any, *, backend: Backend, fullgraph: bool,
 
     @functools.wraps(function)
     def compiled_frame(*args: Any, **kwargs: Any) -> Any:
-        return call_compiled(function, args, kwargs, backend, fullgraph, dynamic=dynamic)
+        return call_compiled(function, args, kwargs, backend, fullgraph, owner, dynamic=dynamic)
 
     return compiled_frame
 
@@ -238,8 +248,9 @@ def recompile(cache: FrameCache, fn: types.FunctionType, args: tuple, kwargs: di
         if len(entries) >= config.recompile_limit:
             return recompile_limit_hit(cache, fn, reasons[0], fullgraph)
     try:
-        new_code, output = transform_code(fn, frame_locals(fn, args, kwargs), backend, fullgraph,
-                                          dynamic=dynamic)
+        arguments = spelled_as_in_code(fn.__code__, frame_locals(fn, args, kwargs))
+        new_code, output = transform_code(fn, arguments, backend, fullgraph,
+                                          dynamic=dynamic, owner=owner)
     except Unsupported as error:  # no partial graph possible (or fullgraph=True)
         if fullgraph:
             report_graph_break(fn, error, "raising it (fullgraph=True)")

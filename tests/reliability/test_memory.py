@@ -326,15 +326,6 @@ def test_a_dropped_fresh_function_with_a_break_releases_its_resume_entries(graph
     assert [name for name in namespace if name.startswith(("__compiled_fn", "__resume"))] == []
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "a resume function is compiled with no owner (convert_frame.compile_frame calls "
-    "call_compiled without one), so its entry lives as long as its backend and its code: "
-    "minidynamo.cache.caches[id(resume code)] -> FrameCache.entries -> CacheEntry "
-    "(installed_globals ['__compiled_fn_N']) and the module's globals['__compiled_fn_N'] -> "
-    "bound method GraphModule.forward -> GraphModule -> FakeTensorMode -> ShapeEnv; the "
-    "resume code lives with the original (ResumeCache._by_code[original] -> ResumeEntry."
-    "code), a closure's code as long as the function that defines it, and the registered "
-    "'eager' backend forever"))
 def test_a_dropped_closure_with_a_break_releases_its_resume_entries(graphs):
     fn = breaking_closure(1)
     minidynamo.compile(fn, backend="eager")(torch.randn(3))
@@ -368,12 +359,6 @@ def test_reset_releases_everything(graphs):
     assert len(resume_cache) == 0
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "FrameCache.add registers a weakref.finalize on the backend for every entry, and "
-    "another on the owner: weakref.finalize._registry -> finalize -> _Info(weakref to the "
-    "'eager' backend, _drop_entry, (weakref(FrameCache), weakref(entry))); the backend "
-    "never dies, so one is left per compile (~0.5 KiB), and reset() leaves the owner's "
-    "while the owner lives"))
 def test_compiling_adds_no_finalizer_that_outlives_the_entry():
     def compile_and_drop(count: int) -> None:
         for i in range(count):
