@@ -74,6 +74,12 @@ class PyCodegen:
             return self.load_source(value.source)
         if isinstance(value, TensorVariable):
             return value.reconstruct(self)  # a graph output (an ndarray: made one again)
+        # Asked as TorchDynamo's codegen asks it: a container's lazy items are read (and so
+        # guarded) up to the first that is not a constant; `return (v, t)` guards v.
+        if value.is_python_constant():
+            constant = value.as_python_constant()
+            if is_constant_value(constant):
+                return self.load_const(constant)  # `(1, 'a')`: one LOAD_CONST
         if value.object_id is None:
             return value.reconstruct(self)
         if value.object_id in self.cached_objects:

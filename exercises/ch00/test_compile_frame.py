@@ -10,14 +10,16 @@ Python function.
 
 from __future__ import annotations
 
+import gc
 import textwrap
 import types
+import weakref
 
 import pytest
 import torch
 
 import minidynamo
-from minidynamo import convert_frame
+from minidynamo import cache, convert_frame
 from minidynamo.testing import RecordingBackend, assert_same_as_torch, graph_signature, strict_mode
 
 from . import samples
@@ -84,6 +86,30 @@ def test_a_bound_method_stays_bound_and_is_compiled():
     assert compiled.__func__.__wrapped__ is samples.Scaler.scale
     torch.testing.assert_close(value, samples.SCALER.scale(x))
     assert graphs == torch_graphs(samples.SCALER.scale, x)
+
+
+class Owner:
+    """What a frame is compiled for (a user's function or module): weakly referenced."""
+
+
+@pytest.mark.task("ch00.3")
+@pytest.mark.parametrize("program", [samples.one_graph, samples.SCALER.scale],
+                         ids=["function", "method"])
+def test_the_entries_go_when_their_owner_goes(program):
+    """`owner` reaches the frame: its entry is released when what it was compiled for
+    dies (a resume function's entries go with the user's function), not before."""
+    minidynamo.reset()
+    owner, recorder = Owner(), RecordingBackend()  # (the backend lives on)
+    compiled = convert_frame.compile_frame(program, backend=recorder, fullgraph=False,
+                                           owner=weakref.ref(owner))
+    args = samples.tensors((3,), (3,)) if program is samples.one_graph else samples.tensors((3,))
+    compiled(*args)
+    compiled(*args)
+    entries = [entry for frames in cache.caches.values() for entry in frames.entries]
+    assert len(entries) == len(recorder.graphs) >= 1  # (the method breaks: and its resume)
+    del owner, entries
+    gc.collect()
+    assert [frames.entries for frames in cache.caches.values() if frames.entries] == []
 
 
 @pytest.mark.task("ch00.3")

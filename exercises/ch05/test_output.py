@@ -10,11 +10,13 @@ the same test.
 from __future__ import annotations
 
 import copy
+import dis
 
 import pytest
 import torch
 
 import minidynamo
+from minidynamo import cache
 from minidynamo.testing import (
     Call,
     assert_same_as_torch,
@@ -68,6 +70,47 @@ def test_returned_objects_keep_their_identity(fn, args):
 def test_namedtuples_and_constants_are_rebuilt():
     assert_same_as_torch(programs.named_result, torch.randn(3))
     assert_same_as_torch(programs.no_tensor_work, torch.randn(3), 4)
+
+
+def returns_its_scale(x, scale):
+    return scale, x * 2
+
+
+def returns_a_tuple_of_constants(x, n):
+    return x * n, (n, n + 1)
+
+
+def compiles_per_call(compile_fn, fn, calls):
+    """How many graphs each call compiled (a counting backend)."""
+    graphs = []
+    compiled = compile_fn(fn, backend=lambda gm, example: graphs.append(gm) or gm.forward)
+    counts = []
+    for args in calls:
+        before = len(graphs)
+        compiled(*args)
+        counts.append(len(graphs) - before)
+    return counts
+
+
+@pytest.mark.task("ch05.4")
+def test_a_returned_container_is_asked_whether_it_is_a_constant():
+    """Asked as torch.compile's codegen asks it, a returned tuple reads its items (and so
+    guards them) up to the first that is not a constant: `return scale, x * 2` with a new
+    float `scale` recompiles (or is stale); and a tuple of constants built while tracing is
+    loaded as one constant, not built item by item."""
+    x = torch.randn(3)
+    calls = [(x, 0.5), (x, 0.5), (x, 1.5)]
+    torch._dynamo.reset()
+    expected = compiles_per_call(torch.compile, returns_its_scale, calls)
+    minidynamo.reset()
+    assert compiles_per_call(minidynamo.compile, returns_its_scale, calls) == expected
+    assert minidynamo.compile(returns_its_scale)(x, 2.5)[0] == 2.5
+    minidynamo.reset()
+    compiled = minidynamo.compile(returns_a_tuple_of_constants)
+    assert compiled(x, 3)[1] == (3, 4)
+    code = cache.cache_of(returns_a_tuple_of_constants.__code__).entries[0].code
+    assert (3, 4) in code.co_consts
+    assert [i.opname for i in dis.get_instructions(code)].count("BUILD_TUPLE") == 1  # the outer
 
 
 @pytest.mark.task("ch05.4")

@@ -25,7 +25,7 @@ import types
 import torch
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable
-from minidynamo.bytecode import Instruction, create_instruction, opcodes, scan
+from minidynamo.bytecode import Instruction, create_instruction, opcodes, scan, stack_depths
 from minidynamo.bytecode.opcodes import jump_variant
 from minidynamo.codegen import PyCodegen
 from minidynamo.exc import BREAK_AT_A_STATEMENT_BOUNDARY, GRAPH_BREAK_IN_LOOP, INLINING_TOO_DEEP, UNSUPPORTED_PYTHON_FEATURE, Unsupported, graph_break

@@ -55,7 +55,7 @@ import torch
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable
 
-from minidynamo.bytecode import Instruction, create_instruction, opcodes, scan
+from minidynamo.bytecode import Instruction, create_instruction, opcodes, scan, stack_depths
 from minidynamo.bytecode.opcodes import jump_variant
 from minidynamo.codegen import PyCodegen
 from minidynamo.exc import (
@@ -428,38 +428,81 @@ def native_copy(inst: Instruction, kw_names: tuple[str, ...]) -> list[Instructio
 
 
 def route_calls(output: OutputGraph, body: list[Instruction]) -> list[Instruction]:
-    """`body` with every call of a global function or a method, and every call with
-    `*args` or `**kwargs` (CALL_FUNCTION_EX, whatever its callee), made through
-    `output.frame_compiler` (installed as a global of the generated code). A callee
-    already wrapped is not wrapped again: the wrapper is minidynamo's own code, which
-    `compile_frame` returns as it is."""
+    """`body` with every call made through `output.frame_compiler` (installed as a
+    global of the generated code), whatever the callee is: a global function, a method,
+    a local (an nn.Module argument), a closure or a lambda made in the frame, a call
+    with `*args` or `**kwargs`. PEP 523 gives TorchDynamo each of their frames; the
+    wrapper returns what it cannot compile (a builtin, a class, torch's own code, a
+    callee already wrapped) as it is. A method call is made a plain call first
+    (LOAD_METHOD -> [NULL, obj.name]), so that where each callee lies is known."""
     wrapper = output.install_global("___minidynamo_object", output.frame_compiler)
+    body = methods_as_attributes(body)
+    callees = callee_distances(body)
     routed = []
     for inst in body:
-        if inst.opname == "CALL_FUNCTION_EX":  # [NULL, fn, args, (kwargs)]: wrap fn in place
-            depth = 2 + (inst.arg & 1)
-            wrap = [create_instruction("SWAP", arg=depth), create_instruction("PUSH_NULL"),
-                    create_instruction("SWAP", arg=2),
-                    create_instruction("LOAD_GLOBAL", argval=wrapper, arg=0),
-                    create_instruction("SWAP", arg=2), create_instruction("PRECALL", arg=1),
-                    create_instruction("CALL", arg=1), create_instruction("SWAP", arg=depth)]
+        distance = callees.get(id(inst))
+        if inst.opname == "CALL_FUNCTION_EX":  # [NULL, fn, args, (kwargs)]
+            distance = 2 + (inst.arg & 1)
+        if distance is not None:
+            wrap = wrapped_in_place(wrapper, distance)
             for added in wrap:
                 added.exn_tab_entry, added.positions = inst.exn_tab_entry, inst.positions
             routed += wrap
         routed.append(inst)
-        if inst.opname == "LOAD_METHOD":  # [obj] -> [NULL, obj.name], as a plain call
-            inst.opname, inst.opcode, inst.arg = "LOAD_ATTR", opcodes.OPMAP["LOAD_ATTR"], None
-            wrap = [create_instruction("PUSH_NULL"), create_instruction("SWAP", arg=2)]
-        elif inst.opname == "LOAD_GLOBAL" and inst.arg & 1:  # [NULL, fn]: a call target
-            wrap = []
-        else:
-            continue
-        # [NULL, fn] -> [NULL, NULL, wrapper, fn] -> CALL 1 -> [NULL, wrapper(fn)]
-        wrap += [create_instruction("PUSH_NULL"), create_instruction("SWAP", arg=2),
-                 create_instruction("LOAD_GLOBAL", argval=wrapper, arg=0),
-                 create_instruction("SWAP", arg=2), create_instruction("PRECALL", arg=1),
-                 create_instruction("CALL", arg=1)]
-        for added in wrap:
-            added.exn_tab_entry, added.positions = inst.exn_tab_entry, inst.positions
-        routed += wrap
     return routed
+
+
+def methods_as_attributes(body: list[Instruction]) -> list[Instruction]:
+    """Each LOAD_METHOD made a LOAD_ATTR under a NULL: [obj] -> [NULL, obj.name], the
+    bound method called as a plain function (LOAD_METHOD leaves [NULL, bound] or
+    [function, obj], and which one is known only when it runs)."""
+    converted = []
+    for inst in body:
+        converted.append(inst)
+        if inst.opname == "LOAD_METHOD":
+            inst.opname, inst.opcode, inst.arg = "LOAD_ATTR", opcodes.OPMAP["LOAD_ATTR"], None
+            added = [create_instruction("PUSH_NULL"), create_instruction("SWAP", arg=2)]
+            for each in added:
+                each.exn_tab_entry, each.positions = inst.exn_tab_entry, inst.positions
+            converted += added
+    return converted
+
+
+def callee_distances(body: list[Instruction]) -> dict[int, int]:
+    """For each call in `body` (a whole frame's code after RESUME), keyed by the id of
+    its first instruction (KW_NAMES or PRECALL): how far below the top of the stack its
+    callable lies. A CALL of n arguments finds [NULL, callable, args] (distance n + 1)
+    or [callable, self, args] (n + 2: a decorator, a comprehension, a `with` block's
+    `__exit__`); which one is read off where the NULLs are, walked in code order (the
+    compiler's stack below an expression is the same on every path into it)."""
+    depths = stack_depths(body)
+    nulls: set[int] = set()  # the stack positions holding a NULL
+    distances = {}
+    for index, (inst, depth) in enumerate(zip(body, depths)):
+        if depth is None:
+            continue
+        nulls = {position for position in nulls if position < depth}
+        if inst.opname == "PUSH_NULL" or (inst.opname == "LOAD_GLOBAL" and inst.arg & 1):
+            nulls.add(depth)
+        elif inst.opname == "SWAP":
+            top, other = depth - 1, depth - inst.arg
+            if (top in nulls) != (other in nulls):
+                nulls ^= {top, other}
+        elif inst.opname == "PRECALL":
+            first = depth - inst.arg - 2  # the NULL, or the callable of [callable, self]
+            start = body[index - 1] if body[index - 1].opname == "KW_NAMES" else inst
+            distances[id(start)] = inst.arg + (1 if first in nulls else 2)
+            nulls.discard(first)
+    return distances
+
+
+def wrapped_in_place(wrapper: str, distance: int) -> list[Instruction]:
+    """[..., fn, <distance - 1 values>] -> [..., wrapper(fn), <the same values>]."""
+    def swap() -> list[Instruction]:
+        return [create_instruction("SWAP", arg=distance)] if distance > 1 else []
+
+    # [fn] -> [NULL, fn] -> [NULL, fn, wrapper] -> [NULL, wrapper, fn] -> CALL 1 -> [wrapper(fn)]
+    return [*swap(), create_instruction("PUSH_NULL"), create_instruction("SWAP", arg=2),
+            create_instruction("LOAD_GLOBAL", argval=wrapper, arg=0),
+            create_instruction("SWAP", arg=2), create_instruction("PRECALL", arg=1),
+            create_instruction("CALL", arg=1), *swap()]

@@ -59,6 +59,11 @@ class ConstDictVariable(VariableTracker):
             return super().as_python_constant()
         return {key: value.as_python_constant() for key, value in self.items.items()}
 
+    def is_python_constant(self) -> bool:
+        """As a list's: each value asked in order; a symbol is not specialized to answer."""
+        return (self.dict_class is dict and all(map(is_constant_key, self.items))
+                and all(value.is_python_constant() for value in self.items.values()))
+
     def as_proxy(self) -> Any:
         return {key: value.as_proxy() for key, value in self.items.items()}
 

@@ -99,6 +99,9 @@ class LazyVariableTracker(VariableTracker):
     def get_iterator(self, tx: Translator) -> VariableTracker:
         return self.realize().get_iterator(tx)
 
+    def next_variable(self, tx: Translator) -> VariableTracker | None:
+        return self.realize().next_variable(tx)
+
     def reconstruct(self, codegen: PyCodegen) -> None:
         self.realize().reconstruct(codegen)
 

@@ -86,6 +86,11 @@ class BaseListVariable(VariableTracker):
     def as_python_constant(self) -> Any:
         return self.python_type()(item.as_python_constant() for item in self.items)
 
+    def is_python_constant(self) -> bool:
+        """Each item asked in order, up to the first that is not a constant (a lazy item
+        asked is read); a symbol among them is not specialized to answer."""
+        return all(item.is_python_constant() for item in self.items)
+
     def as_proxy(self) -> Any:
         return self.python_type()(item.as_proxy() for item in self.items)
 

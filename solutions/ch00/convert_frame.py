@@ -62,18 +62,19 @@ def function_with_code(fn: types.FunctionType, code: types.CodeType) -> types.Fu
 
 
 def compile_frame(function: Any, *, backend: Backend, fullgraph: bool,
-                  dynamic: bool | None = None) -> Any:
+                  dynamic: bool | None = None, owner: weakref.ref | None = None) -> Any:
     """What a function called natively after a break runs as: minidynamo's wrapper
     (so it is compiled as a frame of its own, as PEP 523 makes TorchDynamo do).
 
-    The wrapper calls `call_compiled` with `backend`, `fullgraph` and `dynamic` and keeps the
+    The wrapper calls `call_compiled` with `backend`, `fullgraph`, `dynamic` and `owner` (what
+    the entries are compiled for: they go when it goes) and keeps the
     function's name and docstring (`functools.wraps`). A bound method becomes the same
     method of the wrapped function. Anything else that is not a Python function, and a
     function from a skipped module (`is_skipped_frame`), is returned as it is.
     """
     if isinstance(function, types.MethodType):
         inner = compile_frame(function.__func__, backend=backend, fullgraph=fullgraph,
-                              dynamic=dynamic)
+                              dynamic=dynamic, owner=owner)
         return types.MethodType(inner, function.__self__)
     if isinstance(function, torch.nn.Module):
         return compile_module_call(function, backend=backend, fullgraph=fullgraph, dynamic=dynamic)
@@ -82,6 +83,6 @@ def compile_frame(function: Any, *, backend: Backend, fullgraph: bool,
 
     @functools.wraps(function)
     def compiled_frame(*args: Any, **kwargs: Any) -> Any:
-        return call_compiled(function, args, kwargs, backend, fullgraph, dynamic=dynamic)
+        return call_compiled(function, args, kwargs, backend, fullgraph, owner, dynamic=dynamic)
 
     return compiled_frame

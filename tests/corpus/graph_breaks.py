@@ -931,6 +931,28 @@ def if_in_try(x):
     return y
 
 
+class Doubler(torch.nn.Module):
+    def forward(self, u):
+        return u * 2
+
+
+@case(t(3), Doubler())
+def callees_of_a_frame_run_eagerly(x, double):
+    # the frame runs eagerly; each frame it calls is compiled as a frame of its own, as
+    # PEP 523 gives torch every frame: a module passed in, a closure, a lambda
+    try:
+        print("try")
+    except ValueError:
+        pass
+    y = double(x)
+
+    def inner():
+        return y + 1
+
+    z = inner()
+    return (lambda: z * 3)()
+
+
 @case(t(3))
 def print_in_for_loop(x):
     for i in range(2):

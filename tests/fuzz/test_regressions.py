@@ -2,12 +2,11 @@
 
 The first ones were wrong outputs before the generated code read everything before
 writing (chapter 7, "Read everything, then write"); the break-related ones are also in
-the break corpus (`tests/corpus/graph_breaks.py`, last section). The last ones are
-compiler bugs not fixed yet (issue 14's campaigns): strict xfails, so each starts
-failing, as a reminder to drop its mark, the day its bug is fixed.
+the break corpus (`tests/corpus/graph_breaks.py`, last section). A compiler bug not
+fixed yet is a strict xfail, so that it starts failing, as a reminder to drop its mark,
+the day its bug is fixed. The last ones are compile patterns (issue 14): each program
+must compile in the same calls, with the same graph counts, as torch.compile.
 """
-
-import pytest
 
 from minidynamo.fuzz import Program, check
 from minidynamo.fuzz.program import PRELUDE
@@ -97,11 +96,12 @@ def f(x, y, n, s, flag, xs, d, obj, mod):
 
 
 # [module state] call 1: minidynamo: module['EVENTS'][0][0]: expected 'ENTER', got 'enter'
-# (`Recorder.__enter__` is inlined without a guard on the function the class holds:
-# replaced, the old one's side effects are replayed; torch.compile is wrong the same way.
+# (`Recorder.__enter__` was inlined without a guard on the function the class holds:
+# replaced, the old one's side effects were replayed. An object made while tracing now
+# keeps where its class was read (`class_source`, `user_defined.type_source`), so the
+# guard reads `G['Recorder'].__enter__`; torch.compile 2.13 is still wrong here.
 # Written by hand from the fuzzer's parts: EVENTS emptied in the same call, or the
 # length guard on EVENTS makes a new entry and hides it)
-@pytest.mark.xfail(strict=True, reason="compiler bug: no guard on a context manager's __enter__")
 def test_replaced_enter_of_a_context_manager():
     program = Program(PRELUDE + '''
 
@@ -112,3 +112,49 @@ def f(x, y, n, s, flag, xs, d, obj, mod):
 ''', mutations=((1, 'EVENTS = []'), (1, 'Recorder.__enter__ = Recorder.enter_loudly')))
     verdict = check(program)
     assert not verdict.failed, verdict.details
+
+
+# Compile patterns (issue 14): where minidynamo compiled in other calls than
+# torch.compile; each minimal program here now compiles exactly as torch.compile does.
+
+def assert_same_compile_pattern(program):
+    verdict = check(program)
+    assert not verdict.failed, verdict.details
+    assert verdict.torch_pattern is not None, "torch.compile disagrees with eager"
+    assert verdict.pattern == verdict.torch_pattern, (verdict.pattern, verdict.torch_pattern)
+
+
+# minidynamo (0, 0, 0, 0), torch.compile (2, 0, 0, 0): the break in `try` runs `f`
+# eagerly, and torch compiles the frames it calls, `mod`'s forward and the lambda, as
+# frames of their own (the eager frame's calls of locals and of new functions were
+# not routed through `compile_frame`, only those of globals and methods)
+def test_a_frame_run_eagerly_has_its_lambda_and_module_compiled():
+    assert_same_compile_pattern(Program(PRELUDE + '''
+
+def f(x, y, n, s, flag, xs, d, obj, mod):
+    try:
+        EVENTS.append('try1')
+        flag = bool((x > 0).any())
+        lookup(d, 'missing')
+    except (KeyError, ValueError) as error1:
+        EVENTS.append('except1')
+        t3 = mod(torch.abs(x))
+    def inner2():
+        return y * 2
+    y = inner2()
+    t4 = (lambda: x * 2)()
+    return (t4,)
+''', change='bool'))
+
+
+# minidynamo (2, 0, 0, 0), torch.compile (2, 1, 0, 0): `.item()`'s float reaches the
+# resume function as `___stack0` and is returned before a tensor; torch's codegen asks
+# the returned tuple whether it is a constant, which reads (and guards) the float, so a
+# new value recompiles once (then the float is a symbol)
+def test_a_float_returned_before_a_tensor_is_guarded_as_torch_guards_it():
+    assert_same_compile_pattern(Program(PRELUDE + '''
+
+def f(x, y, n, s, flag, xs, d, obj, mod):
+    v3 = y.sum().item()
+    return (v3, torch.sin(x),)
+''', change='bool'))
