@@ -218,6 +218,14 @@ USER_GRAPH_BREAK = BreakKind(
     torch_id="GB0025", torch_gb_type="Call to `torch._dynamo.graph_break()`",
 )
 
+UNSUPPORTED_BUILTIN = BreakKind(
+    "MD0019", "unsupported builtin call",
+    "This builtin has no rule for these arguments: it is C code the trace cannot step "
+    "into (or, like print(), it acts outside the graph).",
+    "Call it outside the compiled function, or only on Python constants.",
+    torch_id="GB0059", torch_gb_type="Failed to trace builtin operator",
+)
+
 
 # Every kind, by title: the catalogue page and explain() list them from here.
 CATALOGUE: dict[str, BreakKind] = {kind.title: kind for kind in (
@@ -238,6 +246,7 @@ CATALOGUE: dict[str, BreakKind] = {kind.title: kind for kind in (
     GRAPH_BREAK_IN_LOOP,
     BREAK_AT_A_STATEMENT_BOUNDARY,
     USER_GRAPH_BREAK,
+    UNSUPPORTED_BUILTIN,
 )}
 
 

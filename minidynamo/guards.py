@@ -356,11 +356,14 @@ class GuardSet:
         self._add(Guard("LENGTH_CHECK", source, f"len({source.name()}) == {len(value)}"))
 
     def dict_keys(self, source: Source, value: dict) -> None:
-        """The keys in order; a subclass's are read with `dict.keys`, not its override."""
+        """The keys in order; a subclass's are read with `dict.keys`, not its override
+        (a mappingproxy, read-only view of a dict, with its own)."""
         self.type_match(source, value)
         name = source.name()
-        keys = f"{name}.keys()" if type(value) in DICT_TYPES else f"dict.keys({name})"
-        expected = ", ".join(key_expression(key) for key in dict.keys(value))
+        exact = type(value) in DICT_TYPES
+        keys = f"{name}.keys()" if exact else f"dict.keys({name})"
+        expected = ", ".join(key_expression(key) for key in (
+            value.keys() if exact else dict.keys(value)))
         self._add(Guard("DICT_KEYS", source, f"list({keys}) == [{expected}]"))
 
     def not_in_dict(self, source: Source, key: str) -> None:
@@ -447,7 +450,7 @@ def constant_guard_kind(value: Any) -> str:
     return "EQUALS_MATCH"
 
 
-DICT_TYPES = (dict, collections.OrderedDict, collections.defaultdict)
+DICT_TYPES = (dict, collections.OrderedDict, collections.defaultdict, types.MappingProxyType)
 
 
 # -- the check function -------------------------------------------------------------

@@ -15,6 +15,8 @@ import collections
 import pytest
 import torch
 
+import minidynamo
+
 from minidynamo.testing import (
     Call,
     assert_same_as_torch,
@@ -75,6 +77,16 @@ def test_an_item_of_a_list_leaves_the_other_items_lazy():
     assert placeholder_names(comparison.minidynamo.graphs[0]) == \
         placeholder_names(comparison.torch.graphs[0])
     samples.assert_stack_depths_match(item_of_a_list, [x, y])
+    # xs[0] never read is never guarded either: a new xs[0] reuses the entry, as in torch
+    for compile_fn, reset in ((torch.compile, torch._dynamo.reset),
+                              (minidynamo.compile, minidynamo.reset)):
+        reset()
+        graphs = []
+        compiled = compile_fn(item_of_a_list,
+                              backend=lambda gm, _: graphs.append(gm) or gm.forward)
+        compiled([x, y])
+        compiled([torch.randn(2, 3, dtype=torch.float64), y])
+        assert len(graphs) == 1, compile_fn
 
 
 @pytest.mark.task("ch03.1")
@@ -128,7 +140,7 @@ def test_a_builtin_that_is_not_pure_breaks_instead_of_running_at_trace_time():
     by the tracer it would answer for one of minidynamo's modules. It is a graph break,
     and the frame calls it itself, as torch.compile's does."""
     comparison = run(module_name, fullgraph=False)
-    assert "(unsupported call): builtin globals() with arguments []" in first_break(comparison)
+    assert "(unsupported builtin call): builtin globals() with arguments []" in first_break(comparison)
 
 
 # -- ch03.3: ConstantVariable.call_method -------------------------------------------------

@@ -36,7 +36,7 @@ from minidynamo.variables.base import VariableTracker, new_object_id
 from minidynamo.variables.builtins import BuiltinVariable, is_builtin
 from minidynamo.variables.constant import ConstantVariable, is_constant_value, is_dict_key_value
 from minidynamo.variables.ctx_manager import GradModeClassVariable, GradModeVariable, is_grad_mode_class, is_grad_mode_object
-from minidynamo.variables.dicts import ConstDictVariable, DictPartVariable, SetVariable
+from minidynamo.variables.dicts import ConstDictVariable, DictPartVariable, MappingProxyVariable, SetVariable
 from minidynamo.variables.exceptions import ExceptionClassVariable, is_exception_class
 from minidynamo.variables.functions import CellVariable, PartialVariable, UserFunctionVariable, UserMethodVariable
 from minidynamo.variables.frozen import FrozenFunctionVariable, is_frozen_function

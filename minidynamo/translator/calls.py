@@ -68,9 +68,16 @@ class CallHandlers:
         for name, flag in reversed(MAKE_FUNCTION_FLAGS):
             parts[name] = self.pop() if inst.arg & flag else None
         closure = tuple(parts["closure"].unpack_var_sequence(self)) if parts["closure"] else None
+        attributes = {}
+        if parts["annotations"] is not None:  # a tuple of names and values, pairwise
+            flat = parts["annotations"].unpack_var_sequence(self)
+            annotations = {name.as_python_constant(): value
+                           for name, value in zip(flat[::2], flat[1::2])}
+            attributes["__annotations__"] = ConstDictVariable(annotations,
+                                                              object_id=new_object_id())
         function = NestedUserFunctionVariable(  # a new object: rebuilt once if it escapes
             code, self.f_globals, parts["defaults"], parts["keyword_defaults"], closure,
-            object_id=new_object_id(),
+            attributes, object_id=new_object_id(),
         )
         self.output.side_effects.track_new(function)
         self.push(function)

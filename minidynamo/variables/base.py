@@ -76,8 +76,8 @@ def new_object_id() -> int:
     return next(_object_ids)
 
 
-# What a class or a function says of its own name: constants (`cls.__name__`).
-NAME_ATTRIBUTES = frozenset({"__name__", "__qualname__", "__module__"})
+# What a class or a function says of itself: constants (`cls.__name__`, `fn.__doc__`).
+NAME_ATTRIBUTES = frozenset({"__name__", "__qualname__", "__module__", "__doc__"})
 
 
 @dataclass(frozen=True, eq=False, repr=False, kw_only=True)
@@ -137,9 +137,10 @@ class VariableTracker:
         if name in NAME_ATTRIBUTES and self.is_python_constant():
             value = self.as_python_constant()  # a class or function known by identity
             if isinstance(value, (type, types.FunctionType, types.BuiltinFunctionType)):
-                from minidynamo.variables.constant import ConstantVariable
+                from minidynamo.variables.constant import ConstantVariable, is_constant_value
 
-                return ConstantVariable(getattr(value, name))
+                if is_constant_value(getattr(value, name)):
+                    return ConstantVariable(getattr(value, name))
         graph_break(UNSUPPORTED_ATTRIBUTE, f"reading attribute {name!r} of {self}")
 
     def call_function(
@@ -204,6 +205,12 @@ class KnownFunctionVariable(VariableTracker):
 
     def as_python_constant(self) -> Any:
         return self.fn
+
+    def var_getattr(self, tx: Translator, name: str) -> VariableTracker:
+        if isinstance(self.fn, types.BuiltinFunctionType) and not hasattr(self.fn, name):
+            raise_observed(AttributeError,  # a C function's attributes are fixed: no __dict__
+                           f"'builtin_function_or_method' object has no attribute {name!r}")
+        return super().var_getattr(tx, name)
 
     def reconstruct(self, codegen: PyCodegen) -> None:
         codegen.load_object(self.fn)

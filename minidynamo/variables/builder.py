@@ -61,7 +61,12 @@ from minidynamo.variables.ctx_manager import (
     is_grad_mode_class,
     is_grad_mode_object,
 )
-from minidynamo.variables.dicts import ConstDictVariable, DictPartVariable, SetVariable
+from minidynamo.variables.dicts import (
+    ConstDictVariable,
+    DictPartVariable,
+    MappingProxyVariable,
+    SetVariable,
+)
 from minidynamo.variables.exceptions import ExceptionClassVariable, is_exception_class
 from minidynamo.variables.functions import (
     CellVariable,
@@ -275,6 +280,15 @@ class VariableBuilder:
         )
         return self.output.side_effects.track_existing(value, variable)
 
+    def wrap_mapping_proxy(self, value: types.MappingProxyType) -> VariableTracker:
+        """A read-only view of a dict (`cls.__dict__`, a dataclass field's `metadata`):
+        read as a dict, keys guarded and values lazy; no version, as nothing writes it."""
+        if not all(is_dict_key_value(key) for key in value):
+            graph_break(UNSUPPORTED_VALUE, "a mappingproxy whose keys are not all constants")
+        self.guard("DICT_KEYS", value)
+        items = {key: self.child(item, key) for key, item in value.items()}
+        return MappingProxyVariable(items, source=self.source)
+
     def wrap_dict_subclass(self, value: dict) -> VariableTracker:
         """An instance of a user subclass of dict or OrderedDict: an object whose dict part
         is read with the builtin lookup (`dict.__getitem__(d, key)`), never the subclass's."""
@@ -439,6 +453,7 @@ class VariableBuilder:
         (lambda v: type(v) is collections.deque, by_name("wrap_deque")),
         (lambda v: type(v) in DICT_CLASSES, by_name("wrap_dict")),
         (is_dict_subclass_instance, by_name("wrap_dict_subclass")),
+        (lambda v: type(v) is types.MappingProxyType, by_name("wrap_mapping_proxy")),
         (lambda v: type(v) is set, by_name("wrap_set")),
         (lambda v: type(v) is range, by_name("wrap_range")),
         (lambda v: isinstance(v, torch.nn.Module), by_name("wrap_module")),

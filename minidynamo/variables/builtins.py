@@ -40,6 +40,7 @@ from minidynamo.exc import (
     DATA_DEPENDENT_BRANCH,
     DATA_DEPENDENT_VALUE,
     EXCEPTION_IN_TRACED_CODE,
+    UNSUPPORTED_BUILTIN,
     UNSUPPORTED_CALL,
     UNSUPPORTED_OPERATOR,
     UNSUPPORTED_PYTHON_FEATURE,
@@ -191,7 +192,7 @@ class BuiltinVariable(KnownFunctionVariable):
 
             result = fold_value(self.fn, values[: len(args)], dict(zip(kwargs, values[len(args):])))
             return VariableBuilder(tx.output, None)(result)
-        graph_break(UNSUPPORTED_CALL, f"builtin {self.fn.__name__}() with arguments {args}")
+        graph_break(UNSUPPORTED_BUILTIN, f"builtin {self.fn.__name__}() with arguments {args}")
 
     def var_getattr(self, tx: Translator, name: str) -> VariableTracker:
         from minidynamo.variables.builder import VariableBuilder
@@ -338,7 +339,7 @@ def _delattr(tx: Translator, obj: Variable, name: Variable) -> Variable:
 def _range(tx: Translator, *args: VariableTracker) -> VariableTracker:
     values = constant_values([specialized(arg) for arg in args])  # range(n): n's value
     if values is None:
-        graph_break(UNSUPPORTED_CALL, f"range() of non-constant arguments {args}")
+        graph_break(UNSUPPORTED_BUILTIN, f"range() of non-constant arguments {args}")
     return RangeVariable(range(*values))
 
 
@@ -503,7 +504,7 @@ def _min_max_pair(tx: Translator, pick: Callable[..., Any], a: Variable, b: Vari
         return tx.output.create_node(tx, "call_function", function, [a, b], {})
     tensor, other = (a, b) if isinstance(a, TensorVariable) else (b, a)
     if not isinstance(tensor, TensorVariable) or not other.is_python_constant():
-        graph_break(UNSUPPORTED_CALL, f"{pick.__name__}() of {a} and {b}")
+        graph_break(UNSUPPORTED_BUILTIN, f"{pick.__name__}() of {a} and {b}")
     bound = "min" if pick is max else "max"
     return tx.output.create_node(tx, "call_function", torch.clamp, [tensor], {bound: other})
 
@@ -525,7 +526,7 @@ def _numeric_conversion(python_type: type) -> Callable[..., VariableTracker]:
         if values is None and python_type is str and len(args) == 1:
             return args[0].call_method(tx, "__str__", [], {})  # str(e) of an exception, ...
         if values is None:
-            graph_break(UNSUPPORTED_CALL, f"{python_type.__name__}() of {args}")
+            graph_break(UNSUPPORTED_BUILTIN, f"{python_type.__name__}() of {args}")
         return fold(python_type, values, {})
 
     return convert
@@ -538,7 +539,7 @@ def _locals(tx: Translator, *args: VariableTracker) -> VariableTracker:
     function's parameters are named after the original frame's (a local that is dead
     at the break is not passed on, so it is missing there, as in TorchDynamo)."""
     if args:
-        graph_break(UNSUPPORTED_CALL, "vars(obj) of an object")
+        raise_observed(TypeError, f"locals() takes no arguments ({len(args)} given)")
     code = original_code(tx.code)  # a resume function: the user's own frame's names
     items: dict[Any, VariableTracker] = {}
     for name in dict.fromkeys((*code.co_varnames, *code.co_cellvars, *code.co_freevars)):
@@ -551,6 +552,21 @@ def _locals(tx: Translator, *args: VariableTracker) -> VariableTracker:
     return ConstDictVariable(items, dict, None, object_id=new_object_id())
 
 
+def _vars(tx: Translator, *args: VariableTracker) -> VariableTracker:
+    """`vars()` is `locals()`; `vars(obj)` is `obj.__dict__`, read as any attribute is
+    (an object made while tracing: a view of its attributes, `InstanceDictVariable`)."""
+    if not args:
+        return _locals(tx)
+    if len(args) > 1:
+        raise_observed(TypeError, f"vars expected at most 1 argument, got {len(args)}")
+    try:
+        return args[0].var_getattr(tx, "__dict__")
+    except ObservedException as raised:
+        if not issubclass(raised.exc_type, AttributeError):
+            raise
+    raise_observed(TypeError, "vars() argument must have __dict__ attribute")
+
+
 def original_code(code: types.CodeType) -> types.CodeType:
     """The code a resume function continues (repeatedly, for a resume of a resume)."""
     while (origin := resume_origin(code)) is not None and origin.code is not None:
@@ -561,13 +577,13 @@ def original_code(code: types.CodeType) -> types.CodeType:
 def _dir(tx: Translator, *args: VariableTracker) -> VariableTracker:
     """`dir()`: the sorted names of `locals()`; `dir(obj)` is not traced."""
     if args:
-        graph_break(UNSUPPORTED_CALL, "dir(obj) of an object")
+        graph_break(UNSUPPORTED_BUILTIN, "dir(obj) of an object")
     names = sorted(_locals(tx).items)
     return ListVariable(tuple(ConstantVariable(name) for name in names), object_id=new_object_id())
 
 
 def _print(tx: Translator, *args: VariableTracker, **kwargs: VariableTracker) -> VariableTracker:
-    graph_break(UNSUPPORTED_CALL, "print() would write output while tracing")
+    graph_break(UNSUPPORTED_BUILTIN, "print() would write output while tracing")
 
 
 def _super(tx: Translator, *args: VariableTracker) -> VariableTracker:
@@ -597,7 +613,7 @@ BUILTIN_HANDLERS: dict[Callable[..., Any], Callable[..., VariableTracker]] = {
     min: functools.partial(_min_max, pick=min), max: functools.partial(_min_max, pick=max),
     int: _numeric_conversion(int), float: _numeric_conversion(float),
     str: _numeric_conversion(str), print: _print, super: _super,
-    locals: _locals, vars: _locals, dir: _dir, copy.deepcopy: deepcopy,
+    locals: _locals, vars: _vars, dir: _dir, copy.deepcopy: deepcopy,
     functools.partial: partial, tuple.__new__: tuple_new, object.__new__: object_new,
 }
 

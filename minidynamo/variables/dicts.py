@@ -15,6 +15,7 @@ hashable trackers as keys.
 from __future__ import annotations
 
 import collections
+import types
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Sequence
 
@@ -244,14 +245,75 @@ class DictPartVariable(ConstDictVariable):
 
 @dataclass(frozen=True, eq=False, repr=False)
 class InstanceDictVariable(ConstDictVariable):
-    """`obj.__dict__` of an object made while tracing: its attributes, to read
-    (`self.__dict__.get(name)`); a write through it is a graph break."""
+    """`obj.__dict__` (or `vars(obj)`) of an object made while tracing: a view of the
+    object's attributes, as in CPython, where the instance dict is where they live.
+
+    The view holds the object (`owner`) and takes its entries from it, so a new version
+    of the object (`obj.size = 3`) is a new version of the view; a write through the view
+    (`self.__dict__[name] = value`, a lazy attribute caching its value) is a new version
+    of the object with that attribute, which every later `obj.name` finds."""
+
+    owner: Any = None  # the UserDefinedObjectVariable whose attributes these are
+    children_fields = ("owner",)  # the entries are the owner's: nothing else to replace
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "items", self.owner.instance_dict())
+
+    @classmethod
+    def of(cls, owner: VariableTracker) -> InstanceDictVariable:
+        return cls({}, owner=owner)
 
     def mutated(self, tx: Translator, items: dict[Any, VariableTracker]) -> None:
-        graph_break(UNSUPPORTED_MUTATION, "writing obj.__dict__ of an object made while tracing")
+        if not all(isinstance(name, str) for name in items):
+            graph_break(UNSUPPORTED_MUTATION, "a key that is not a string in obj.__dict__")
+        owner = tx.output.side_effects.latest(self.owner)
+        owner.replace_instance_dict(tx, items)
+
+    def method_copy(self, tx: Translator) -> VariableTracker:
+        return ConstDictVariable(dict(self.items), object_id=new_object_id())  # a plain dict
+
+    def dunder_or(self, tx: Translator, other: VariableTracker) -> VariableTracker:
+        return self.method_copy(tx).dunder_or(tx, other)
+
+    def reconstruct(self, codegen: PyCodegen) -> None:
+        """The object's own dict: `obj.__dict__`, so that writes to it are writes to `obj`."""
+        codegen(self.owner)
+        codegen.append("LOAD_ATTR", argval="__dict__")
 
     def __repr__(self) -> str:
         return "InstanceDictVariable()"
+
+
+@dataclass(frozen=True, eq=False, repr=False)
+class MappingProxyVariable(ConstDictVariable):
+    """`types.MappingProxyType(d)`: a read-only view of a dict, such as a class's
+    `__dict__` or a dataclass field's `metadata`. It is read as the dict is (its keys
+    guarded, its values lazily, each from its own source); writing through it is
+    Python's TypeError, and it has no mutating methods (`bound_method_getattr` asks the
+    proxy's type)."""
+
+    def python_type(self) -> type:
+        return types.MappingProxyType
+
+    def as_python_constant(self) -> Any:
+        return types.MappingProxyType(super().as_python_constant())
+
+    def mutated(self, tx: Translator, items: dict[Any, VariableTracker]) -> None:
+        raise_observed(TypeError, "'mappingproxy' object does not support item assignment")
+
+    def method_copy(self, tx: Translator) -> VariableTracker:
+        return ConstDictVariable(dict(self.items), object_id=new_object_id())  # a plain dict
+
+    def dunder_or(self, tx: Translator, other: VariableTracker) -> VariableTracker:
+        return self.method_copy(tx).dunder_or(tx, other)
+
+    def reconstruct(self, codegen: PyCodegen) -> None:
+        codegen.load_callable(types.MappingProxyType)
+        super().reconstruct(codegen)  # BUILD_MAP of the entries
+        codegen.call_function(1)
+
+    def __repr__(self) -> str:
+        return "MappingProxyVariable()"
 
 
 def dict_items(tx: Translator, other: VariableTracker) -> dict[Any, VariableTracker]:

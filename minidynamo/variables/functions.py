@@ -215,13 +215,32 @@ class UserMethodVariable(UserFunctionVariable):
                     "made while tracing")
 
 
-# What a function made while tracing says of itself, read off its code object.
-FUNCTION_NAME_ATTRIBUTES = {"__name__": "co_name", "__qualname__": "co_qualname"}
+def stand_in_function(code: types.CodeType, f_globals: dict[str, Any]) -> types.FunctionType:
+    """A real function with this code and these globals (empty cells, no defaults): what
+    C code computes of a function from them (`__doc__`, `__module__`), and `inspect`'s
+    view of its parameters. It is never called."""
+    closure = tuple(types.CellType() for _ in code.co_freevars)
+    return types.FunctionType(code, f_globals, code.co_name, None, closure)
+
+
+# A function's own attributes: the descriptors of its type, kept in the C struct, not
+# in its `__dict__` (`__code__`, `__defaults__`, `__name__`, `__dict__` itself, ...).
+FUNCTION_OWN_ATTRIBUTES = frozenset(
+    name for name, value in vars(types.FunctionType).items()
+    if isinstance(value, (types.GetSetDescriptorType, types.MemberDescriptorType)))
+# Those that only describe it, read off its code and globals until assigned
+# (`functools.wraps` copies them); assigning them changes no call.
+FUNCTION_DESCRIPTIONS = frozenset({"__name__", "__qualname__", "__module__", "__doc__"})
+FUNCTION_ASSIGNABLE = FUNCTION_DESCRIPTIONS | {"__annotations__"}
 
 
 @dataclass(frozen=True, eq=False, repr=False)
 class NestedUserFunctionVariable(BaseUserFunctionVariable):
-    """A function made while tracing by MAKE_FUNCTION (lambda, comprehension, inner def)."""
+    """A function made while tracing by MAKE_FUNCTION (lambda, comprehension, inner def).
+
+    `attributes` holds what was assigned while tracing: entries of its `__dict__`
+    (`f.calls = 0`, `__wrapped__`) and its descriptions (`__name__`, `__doc__`, ...);
+    `__dict__` is a view of the entries (`InstanceDictVariable`)."""
 
     code: types.CodeType
     globals: dict[str, Any]
@@ -235,11 +254,25 @@ class NestedUserFunctionVariable(BaseUserFunctionVariable):
         return self.code
 
     def var_getattr(self, tx: Translator, name: str) -> VariableTracker:
+        from minidynamo.variables.dicts import InstanceDictVariable
+
         if name in self.attributes:
             return self.attributes[name]
-        if name in FUNCTION_NAME_ATTRIBUTES:
-            return ConstantVariable(getattr(self.code, FUNCTION_NAME_ATTRIBUTES[name]))
-        if name.startswith("__"):  # __doc__, __defaults__ ...: not modelled, a break
+        if name == "__dict__":
+            return InstanceDictVariable.of(self)
+        if name in FUNCTION_DESCRIPTIONS:
+            return ConstantVariable(getattr(stand_in_function(self.code, self.globals), name))
+        if name == "__annotations__":  # made empty on first read, then kept
+            annotations = ConstDictVariable({}, object_id=new_object_id())
+            tx.output.side_effects.mutate(
+                self.clone(attributes={**self.attributes, name: annotations}))
+            return annotations
+        if name == "__code__":
+            return ConstantVariable(self.code)
+        if name in ("__defaults__", "__kwdefaults__"):
+            return (self.defaults if name == "__defaults__" else self.keyword_defaults
+                    ) or ConstantVariable(None)
+        if hasattr(types.FunctionType, name):  # __globals__, __closure__, __get__ ...
             return super().var_getattr(tx, name)
         # its __dict__ holds exactly what was set while tracing
         raise_observed(AttributeError, f"'function' object has no attribute {name!r}")
@@ -250,12 +283,28 @@ class NestedUserFunctionVariable(BaseUserFunctionVariable):
     ) -> VariableTracker:
         if name == "__setattr__" and len(args) == 2 and not kwargs:
             attribute = args[0].as_python_constant()
-            if attribute.startswith("__"):  # __defaults__, __code__ ...: what calls would see
+            if attribute in FUNCTION_OWN_ATTRIBUTES - FUNCTION_ASSIGNABLE:
+                # __defaults__, __code__ ...: what calls would see
                 graph_break(UNSUPPORTED_MUTATION, f"assigning {attribute} of a function")
+            value = args[1].realize()
+            is_string = isinstance(value, ConstantVariable) and isinstance(value.value, str)
+            if attribute in ("__name__", "__qualname__") and not is_string:
+                raise_observed(TypeError, f"{attribute} must be set to a string object")
             new = self.clone(attributes={**self.attributes, attribute: args[1]})
             tx.output.side_effects.mutate(new)
             return ConstantVariable(None)
         return super().call_method(tx, name, args, kwargs)
+
+    def instance_dict(self) -> dict[str, VariableTracker]:
+        """What `f.__dict__` holds: the attributes assigned that are not its own."""
+        return {name: value for name, value in self.attributes.items()
+                if name not in FUNCTION_OWN_ATTRIBUTES}
+
+    def replace_instance_dict(self, tx: Translator, entries: dict[str, VariableTracker]) -> None:
+        """`f.__dict__` now holds `entries` (written through the dict): a new version."""
+        own = {name: value for name, value in self.attributes.items()
+               if name in FUNCTION_OWN_ATTRIBUTES}
+        tx.output.side_effects.mutate(self.clone(attributes={**own, **entries}))
 
     def get_globals(self) -> dict[str, Any]:
         return self.globals

@@ -215,7 +215,7 @@ def builtin_data_descriptor(
     if name == "__dict__" and value is None:  # all its attributes are in the tracker
         from minidynamo.variables.dicts import InstanceDictVariable
 
-        return InstanceDictVariable(dict(getattr(obj, "attributes", {})))
+        return InstanceDictVariable.of(obj)
     if name == "__dict__" and getattr(obj, "attributes", None):
         # its attributes written while tracing live in the tracker, not in that dict
         graph_break(UNSUPPORTED_ATTRIBUTE, f"reading {cls.__name__}.__dict__ after writing "
@@ -279,6 +279,9 @@ class UserDefinedClassVariable(VariableTracker):
             return constant(getattr(self.cls, name))
         if name in CLASS_HIERARCHY_ATTRIBUTES:  # classes, known by identity like this one
             return VariableBuilder(tx.output, None)(getattr(self.cls, name))
+        if name == "__dict__":  # a mappingproxy of the class's namespace
+            source = AttrSource(self.source, name) if self.source else None
+            return VariableBuilder(tx.output, source)(self.cls.__dict__)
         attribute = _lookup_on_class(self.cls, name)
         if attribute is _MISSING:
             raise_observed(AttributeError,
@@ -420,6 +423,18 @@ class UserDefinedObjectVariable(VariableTracker):
             return self.generic_delattr(tx, args[0].as_python_constant())
         return self.var_getattr(tx, name).call_function(tx, args, kwargs)
 
+    def instance_dict(self) -> dict[str, VariableTracker]:
+        """What `obj.__dict__` holds: the attributes written while tracing, but slots."""
+        return {name: value for name, value in self.attributes.items()
+                if not isinstance(_lookup_static(self.cls, name), types.MemberDescriptorType)}
+
+    def replace_instance_dict(self, tx: Translator, entries: dict[str, VariableTracker]) -> None:
+        """`obj.__dict__` now holds `entries` (written through the dict itself: no
+        descriptor or `__setattr__` runs): a new version, its slots kept."""
+        slots = {name: value for name, value in self.attributes.items()
+                 if name not in self.instance_dict()}
+        tx.output.side_effects.mutate(self.clone(attributes={**slots, **entries}))
+
     def generic_delattr(self, tx: Translator, name: str) -> VariableTracker:
         """`object.__delattr__(obj, name)` on an object made while tracing: a new version
         without the attribute. Deleting one of an existing object is a graph break."""
@@ -496,10 +511,14 @@ class UserDefinedObjectVariable(VariableTracker):
     def reconstruct(self, codegen: PyCodegen) -> None:
         """A new object escapes: `object.__new__(cls)`, then `object.__setattr__` sets each
         attribute (the class's own `__setattr__` already ran while tracing, and a frozen
-        dataclass's would refuse)."""
-        codegen.load_callable(object.__new__)
-        codegen.load_object(self.cls)
-        codegen.call_function(1)
+        dataclass's would refuse). An object from outside the frame reached where no
+        source says (a `Field` of `dataclasses.fields(obj)`) is that very object."""
+        if self.value is not None:
+            codegen.load_object(self.value)
+        else:
+            codegen.load_callable(object.__new__)
+            codegen.load_object(self.cls)
+            codegen.call_function(1)
         for name, value in self.attributes.items():
             codegen.load_callable(object.__setattr__)  # obj, NULL, object.__setattr__
             codegen.append("COPY", arg=3)

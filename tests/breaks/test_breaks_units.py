@@ -55,7 +55,7 @@ def test_fullgraph_raises_with_kind_reason_hint_and_line():
     with pytest.raises(minidynamo.Unsupported) as info:
         minidynamo.compile(prints, fullgraph=True)(torch.ones(2))
     error = info.value
-    assert error.kind.id == "MD0002" and error.hint
+    assert error.kind.id == "MD0019" and error.hint  # unsupported builtin call: print()
     assert error.filename == __file__ and error.lineno == prints.__code__.co_firstlineno + 2
 
 

@@ -457,11 +457,7 @@ def test_fullgraphs_unsupported_is_a_runtime_error_as_torchs():
         minidynamo.compile(branches_on_data, backend="eager", fullgraph=True)(x)
 
 
-@pytest.mark.parametrize("name", [
-    "branch",
-    pytest.param("print", marks=pytest.mark.xfail(strict=True, reason="a print() break names "
-                 "TorchDynamo's GB0147 (Unsupported function call); torch reports GB0059")),
-])
+@pytest.mark.parametrize("name", ["branch", "print"])
 def test_the_torch_graph_break_named_in_the_message_is_torchs(name):
     fn = BREAKS[name]
     x = torch.ones(3)

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 import torch
 from minidynamo import polyfills
-from minidynamo.exc import UNSUPPORTED_CALL, graph_break
+from minidynamo.exc import UNSUPPORTED_BUILTIN, UNSUPPORTED_CALL, graph_break
 from minidynamo.variables.base import VariableTracker, call_checked, constant_values, method_handler_name, new_object_id
 from minidynamo.variables.constant import ConstantVariable, constant, fold, fold_value
 from minidynamo.variables.dicts import ConstDictVariable, as_key, dict_items, set_from_values
@@ -71,4 +71,4 @@ class BuiltinVariable:
 
             result = fold_value(self.fn, values[: len(args)], dict(zip(kwargs, values[len(args):])))
             return VariableBuilder(tx.output, None)(result)
-        graph_break(UNSUPPORTED_CALL, f"builtin {self.fn.__name__}() with arguments {args}")
+        graph_break(UNSUPPORTED_BUILTIN, f"builtin {self.fn.__name__}() with arguments {args}")
