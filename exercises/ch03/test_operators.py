@@ -11,6 +11,7 @@ break and the operation, as every graph break does.
 from __future__ import annotations
 
 import collections
+import os
 
 import pytest
 import torch
@@ -141,6 +142,20 @@ def test_a_builtin_that_is_not_pure_breaks_instead_of_running_at_trace_time():
     and the frame calls it itself, as torch.compile's does."""
     comparison = run(module_name, fullgraph=False)
     assert "(unsupported builtin call): builtin globals() with arguments []" in first_break(comparison)
+
+
+def working_directory(x):
+    return x * len(os.getcwd())   # C code, but not from the builtins module
+
+
+@pytest.mark.task("ch03.2")
+def test_c_code_outside_the_builtins_module_is_a_skipped_call():
+    """TorchDynamo tells two untraceable C functions apart: one of the builtins module is
+    "Failed to trace builtin operator", one of any other module (os.getcwd) is "Attempted
+    to call function marked as skipped". minidynamo's kinds follow: "unsupported builtin
+    call", and "unsupported call"."""
+    comparison = run(working_directory, fullgraph=False)
+    assert "(unsupported call): builtin getcwd() with arguments []" in first_break(comparison)
 
 
 # -- ch03.3: ConstantVariable.call_method -------------------------------------------------

@@ -27,7 +27,7 @@ from minidynamo.translator.inlining import InliningInstructionTranslator
 # TorchDynamo's gb_type -> minidynamo's catalogue kind, for the breaks these tests make.
 TORCH_GB_TYPES = {
     "Data-dependent branching": "data-dependent branch",
-    "Failed to trace builtin operator": "unsupported call",
+    "Failed to trace builtin operator": "unsupported builtin call",
     "Attempted to call function marked as skipped": "unsupported call",
 }
 

@@ -11,18 +11,25 @@ import inspect
 import logging
 import sys
 import types
+import weakref
 from typing import Any, Callable
+import torch
 from minidynamo import config
 from minidynamo.bytecode import Instruction, assemble, scan
-from minidynamo.exc import BackendCompilerFailed, InternalError, Unsupported, graph_break
-from minidynamo.logs import graph_breaks_log, log
+from minidynamo.cache import CacheEntry, FrameCache, cache_of
+from minidynamo.exc import BREAK_AT_A_STATEMENT_BOUNDARY, UNSUPPORTED_PYTHON_FEATURE, BackendCompilerFailed, FailOnRecompileLimitHit, InternalError, Unsupported, graph_break
+from minidynamo.guards import CheckFunction
+from minidynamo.logs import graph_breaks_log, guards_log, log, recompiles_log, recompiles_verbose_log
 from minidynamo.output_graph import Backend, OutputGraph
+from minidynamo.sources import install_modules
 from minidynamo.translator import InstructionTranslator
 from minidynamo.variables.ctx_manager import restoring_grad_mode
-from minidynamo.translator.breaks import RestartAnalysis
+from minidynamo.translator.breaks import RestartAnalysis, route_calls
 
 # defined next to the exercises in the package:
-from minidynamo.convert_frame import call_compiled, is_skipped_frame
+from minidynamo.convert_frame import (
+    call_compiled, compile_module_call, is_skipped_frame,
+)
 
 
 def frame_locals(fn: types.FunctionType, args: tuple, kwargs: dict[str, Any]) -> dict[str, Any]:
@@ -54,22 +61,26 @@ def function_with_code(fn: types.FunctionType, code: types.CodeType) -> types.Fu
     return function
 
 
-def compile_frame(function: Any, *, backend: Backend, fullgraph: bool) -> Any:
+def compile_frame(function: Any, *, backend: Backend, fullgraph: bool,
+                  dynamic: bool | None = None, owner: weakref.ref | None = None) -> Any:
     """What a function called natively after a break runs as: minidynamo's wrapper
     (so it is compiled as a frame of its own, as PEP 523 makes TorchDynamo do).
 
-    The wrapper calls `call_compiled` with `backend` and `fullgraph` and keeps the
+    The wrapper calls `call_compiled` with `backend`, `fullgraph`, `dynamic` and `owner` (what
+    the entries are compiled for: they go when it goes) and keeps the
     function's name and docstring (`functools.wraps`). A bound method becomes the same
     method of the wrapped function. Anything else that is not a Python function, and a
     function from a skipped module (`is_skipped_frame`), is returned as it is.
     """
     if isinstance(function, types.MethodType):
         return function
+    if isinstance(function, torch.nn.Module):
+        return compile_module_call(function, backend=backend, fullgraph=fullgraph, dynamic=dynamic)
     if not isinstance(function, types.FunctionType) or is_skipped_frame(function):
         return function
 
     @functools.wraps(function)
     def compiled_frame(*args: Any, **kwargs: Any) -> Any:
-        return call_compiled(function, args, kwargs, backend, fullgraph)
+        return call_compiled(function, args, kwargs, backend, fullgraph, owner, dynamic=dynamic)
 
     return compiled_frame

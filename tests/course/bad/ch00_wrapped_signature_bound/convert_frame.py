@@ -13,6 +13,7 @@ import sys
 import types
 import weakref
 from typing import Any, Callable
+import torch
 from minidynamo import config
 from minidynamo.bytecode import Instruction, assemble, scan
 from minidynamo.cache import CacheEntry, FrameCache, cache_of
@@ -20,12 +21,15 @@ from minidynamo.exc import BREAK_AT_A_STATEMENT_BOUNDARY, UNSUPPORTED_PYTHON_FEA
 from minidynamo.guards import CheckFunction
 from minidynamo.logs import graph_breaks_log, guards_log, log, recompiles_log, recompiles_verbose_log
 from minidynamo.output_graph import Backend, OutputGraph
+from minidynamo.sources import install_modules
 from minidynamo.translator import InstructionTranslator
 from minidynamo.variables.ctx_manager import restoring_grad_mode
 from minidynamo.translator.breaks import RestartAnalysis, route_calls
 
 # defined next to the exercises in the package:
-from minidynamo.convert_frame import call_compiled, is_skipped_frame
+from minidynamo.convert_frame import (
+    call_compiled, compile_module_call, is_skipped_frame,
+)
 
 
 def frame_locals(fn: types.FunctionType, args: tuple, kwargs: dict[str, Any]) -> dict[str, Any]:
@@ -58,18 +62,19 @@ def function_with_code(fn: types.FunctionType, code: types.CodeType) -> types.Fu
 
 
 def compile_frame(function: Any, *, backend: Backend, fullgraph: bool,
-                  dynamic: bool | None = None) -> Any:
+                  dynamic: bool | None = None, owner: weakref.ref | None = None) -> Any:
     """What a function called natively after a break runs as: minidynamo's wrapper
     (so it is compiled as a frame of its own, as PEP 523 makes TorchDynamo do).
 
-    The wrapper calls `call_compiled` with `backend`, `fullgraph` and `dynamic` and keeps the
+    The wrapper calls `call_compiled` with `backend`, `fullgraph`, `dynamic` and `owner` (what
+    the entries are compiled for: they go when it goes) and keeps the
     function's name and docstring (`functools.wraps`). A bound method becomes the same
     method of the wrapped function. Anything else that is not a Python function, and a
     function from a skipped module (`is_skipped_frame`), is returned as it is.
     """
     if isinstance(function, types.MethodType):
         inner = compile_frame(function.__func__, backend=backend, fullgraph=fullgraph,
-                              dynamic=dynamic)
+                              dynamic=dynamic, owner=owner)
         return types.MethodType(inner, function.__self__)
     if isinstance(function, torch.nn.Module):
         return compile_module_call(function, backend=backend, fullgraph=fullgraph, dynamic=dynamic)
@@ -78,6 +83,6 @@ def compile_frame(function: Any, *, backend: Backend, fullgraph: bool,
 
     @functools.wraps(function)
     def compiled_frame(*args: Any, **kwargs: Any) -> Any:
-        return call_compiled(function, args, kwargs, backend, fullgraph, dynamic=dynamic)
+        return call_compiled(function, args, kwargs, backend, fullgraph, owner, dynamic=dynamic)
 
     return compiled_frame

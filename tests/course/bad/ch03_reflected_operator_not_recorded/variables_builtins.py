@@ -71,4 +71,8 @@ class BuiltinVariable:
 
             result = fold_value(self.fn, values[: len(args)], dict(zip(kwargs, values[len(args):])))
             return VariableBuilder(tx.output, None)(result)
-        graph_break(UNSUPPORTED_BUILTIN, f"builtin {self.fn.__name__}() with arguments {args}")
+        # torch's split: a function of the builtins module is an untraceable builtin
+        # (GB0059); C code from any other module (os.getcwd) is a call it skips
+        in_builtins = getattr(self.fn, "__module__", None) == "builtins"
+        kind = UNSUPPORTED_BUILTIN if in_builtins else UNSUPPORTED_CALL
+        graph_break(kind, f"builtin {self.fn.__name__}() with arguments {args}")
