@@ -197,3 +197,65 @@ def sources_read_by(values: Iterable[Any],
         elif not isinstance(value, TensorVariable):
             pending[:0] = [getattr(value, name) for name in value.children_fields]
     return list(found.values())
+
+
+class SharedPrefixes:
+    """Loads of many sources that share a start, each shared start read once.
+
+    The graph's inputs of a module are paths from `self`: `self._modules['layers']
+    ._modules['0']._parameters['weight']`, then `...['bias']`, then layer 1's. Each
+    path reloaded in full repeats the lookups of its start on every call. A start where
+    the paths part (`..._modules`, followed by `['0']` and `['1']`) is kept in a local
+    the first time it is read (`COPY 1`, `STORE_FAST ___prefix_0`) and loaded from there
+    after, as
+    TorchDynamo's codegen keeps reused values in `tmp_N` locals. Used for the graph's
+    inputs, which are all read before the graph runs and anything is written.
+    """
+
+    def __init__(self, sources: Iterable[Source]) -> None:
+        branches: dict[str, set[str]] = {}  # a start's name -> the links that follow it
+        for source in sources:
+            chain = chain_of(source)
+            for start, after in zip(chain, chain[1:]):
+                branches.setdefault(start.name(), set()).add(after.name())
+        # kept: a start where paths part (a local itself, `L['self']`, is one LOAD_FAST)
+        self.shared = {name for name, after in branches.items() if len(after) > 1}
+        self.locals: dict[str, str] = {}  # start's name -> the local that holds it
+
+    def load(self, source: Source) -> list[Instruction]:
+        """The instructions that push `source`, through the locals of its shared starts."""
+        chain = chain_of(source)
+        done = 0
+        for index in range(len(chain) - 1, -1, -1):  # the deepest start already kept
+            if chain[index].name() in self.locals:
+                done = index + 1
+                break
+        instructions = ([create_instruction("LOAD_FAST", argval=self.locals[chain[done - 1].name()])]
+                        if done else [])
+        for link in chain[done:]:
+            instructions += own_instructions(link) if instructions else link.reconstruct()
+            if link.name() in self.shared and link is not source and hasattr(link, "base"):
+                local = self.locals[link.name()] = f"___prefix_{len(self.locals)}"
+                instructions += [create_instruction("COPY", arg=1),
+                                 create_instruction("STORE_FAST", argval=local)]
+        return instructions
+
+
+def chain_of(source: Source) -> list[Source]:
+    """`source` and the sources it starts from, outermost first: `L['self']`,
+    `L['self']._modules`, ... A base whose loads do not begin the source's own
+    (`own_instructions`) ends the chain there: the source is loaded whole."""
+    chain = [source]
+    while isinstance(base := getattr(chain[0], "base", None), Source) and (
+            own_instructions(chain[0]) is not None):
+        chain.insert(0, base)
+    return chain
+
+
+def own_instructions(source: Source) -> list[Instruction] | None:
+    """What `source` adds to its base's loads (`LOAD_ATTR fc`), or None when its
+    instructions do not begin with its base's."""
+    whole, start = source.reconstruct(), source.base.reconstruct()
+    if [(i.opname, i.argval) for i in whole[:len(start)]] != [(i.opname, i.argval) for i in start]:
+        return None
+    return whole[len(start):]

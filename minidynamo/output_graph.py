@@ -48,7 +48,7 @@ from torch.fx.experimental.symbolic_shapes import DimDynamic, ShapeEnv, free_sym
 
 from minidynamo import logs
 from minidynamo.bytecode import Instruction, create_instruction
-from minidynamo.codegen import GRAPH_OUTPUT_LOCAL, PyCodegen
+from minidynamo.codegen import GRAPH_OUTPUT_LOCAL, PyCodegen, SharedPrefixes
 from minidynamo.exc import (
     DATA_DEPENDENT_VALUE,
     EXCEPTION_IN_TRACED_CODE,
@@ -408,8 +408,9 @@ class OutputGraph:
         self.compiled_graph = gm
         self.f_globals[name] = self.installed_globals[name] = compiled
         instructions = [create_instruction("LOAD_GLOBAL", argval=name, arg=1)]
+        prefixes = SharedPrefixes(graph_input.source for graph_input in self.graph_inputs)
         for graph_input in self.graph_inputs:
-            instructions += self.load_graph_input(graph_input)
+            instructions += self.load_graph_input(graph_input, prefixes)
         instructions += [
             create_instruction("PRECALL", arg=len(self.graph_inputs)),
             create_instruction("CALL", arg=len(self.graph_inputs)),
@@ -440,16 +441,19 @@ class OutputGraph:
                 "returns something that runs the graph, e.g. gm.forward"))
         return compiled
 
-    def load_graph_input(self, graph_input: GraphInput) -> list[Instruction]:
-        """The instructions that push one input of the graph's call: its source, and for a
+    def load_graph_input(self, graph_input: GraphInput,
+                         prefixes: SharedPrefixes | None = None) -> list[Instruction]:
+        """The instructions that push one input of the graph's call: its source (with
+        `prefixes`, the starts it shares with other inputs read once), and for a
         dynamic float (chapter 9) that float made a 0-d float64 tensor, as the placeholder
         wants it (TorchDynamo's `pass_arg_as_tensor` calls `torch._as_tensor_fullprec`)."""
+        load = prefixes.load if prefixes is not None else Source.reconstruct
         if not graph_input.as_tensor:
-            return graph_input.source.reconstruct()
+            return load(graph_input.source)
         self.install_global_as(AS_TENSOR_GLOBAL, torch._as_tensor_fullprec)
         return [
             create_instruction("LOAD_GLOBAL", argval=AS_TENSOR_GLOBAL, arg=1),
-            *graph_input.source.reconstruct(),
+            *load(graph_input.source),
             create_instruction("PRECALL", arg=1),
             create_instruction("CALL", arg=1),
         ]

@@ -118,10 +118,10 @@ def sources_read(guards) -> set[str]:
     """The name of every source the guards have, and of the sources they are built on."""
     names = set()
     for guard in guards:
-        source = guard.source
-        while source is not None:
-            names.add(source.name())
-            source = getattr(source, "base", None)
+        for source in guard.sources():
+            while source is not None:
+                names.add(source.name())
+                source = getattr(source, "base", None)
     return names
 
 
@@ -160,8 +160,8 @@ def test_one_line_per_guard_each_source_read_once():
         assert match["where"] == (guard.user_line.strip() or None)
         assert "L[" not in match["code"] and not re.search(r"\bG\b", match["code"]), \
             "a guard reads its sources from the locals"
-        if guard.source is not None:
-            assert re.search(rf"\b{holding[guard.source.name()]}\b", match["code"]), \
-                f"{match['code']} does not read {guard.source.name()} from its local"
+        for source in guard.sources():  # a joint TENSOR_MATCH reads several
+            assert re.search(rf"\b{holding[source.name()]}\b", match["code"]), \
+                f"{match['code']} does not read {source.name()} from its local"
     assert set(holding) == sources_read(check.guards)
     compile(minidynamo.show_guards(compiled), "<guards>", "exec")

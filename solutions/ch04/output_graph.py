@@ -18,7 +18,7 @@ from torch._subclasses.fake_tensor import DataDependentOutputException, DynamicO
 from torch.fx.experimental.symbolic_shapes import DimDynamic, ShapeEnv, free_symbols
 from minidynamo import logs
 from minidynamo.bytecode import Instruction, create_instruction
-from minidynamo.codegen import GRAPH_OUTPUT_LOCAL, PyCodegen
+from minidynamo.codegen import GRAPH_OUTPUT_LOCAL, PyCodegen, SharedPrefixes
 from minidynamo.exc import DATA_DEPENDENT_VALUE, EXCEPTION_IN_TRACED_CODE, BackendCompilerFailed, Unsupported, graph_break
 from minidynamo.guards import GuardSet
 from minidynamo.shapes import FrameSizes, float_tensor_source, is_symbolic, shape_env_source, symbolic_context

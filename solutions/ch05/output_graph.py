@@ -18,7 +18,7 @@ from torch._subclasses.fake_tensor import DataDependentOutputException, DynamicO
 from torch.fx.experimental.symbolic_shapes import DimDynamic, ShapeEnv, free_symbols
 from minidynamo import logs
 from minidynamo.bytecode import Instruction, create_instruction
-from minidynamo.codegen import GRAPH_OUTPUT_LOCAL, PyCodegen
+from minidynamo.codegen import GRAPH_OUTPUT_LOCAL, PyCodegen, SharedPrefixes
 from minidynamo.exc import DATA_DEPENDENT_VALUE, EXCEPTION_IN_TRACED_CODE, BackendCompilerFailed, Unsupported, graph_break
 from minidynamo.guards import GuardSet
 from minidynamo.shapes import FrameSizes, float_tensor_source, is_symbolic, shape_env_source, symbolic_context
@@ -96,8 +96,9 @@ class OutputGraph:
         self.compiled_graph = gm
         self.f_globals[name] = self.installed_globals[name] = compiled
         instructions = [create_instruction("LOAD_GLOBAL", argval=name, arg=1)]
+        prefixes = SharedPrefixes(graph_input.source for graph_input in self.graph_inputs)
         for graph_input in self.graph_inputs:
-            instructions += self.load_graph_input(graph_input)
+            instructions += self.load_graph_input(graph_input, prefixes)
         instructions += [
             create_instruction("PRECALL", arg=len(self.graph_inputs)),
             create_instruction("CALL", arg=len(self.graph_inputs)),

@@ -14,6 +14,7 @@ import types
 
 import pytest
 import torch
+import torch._dynamo.testing
 import torch._dynamo.utils
 
 import minidynamo
@@ -257,3 +258,109 @@ def test_the_binder_binds_a_comprehension_whose_argument_is_dot_zero():
     iterator = iter([1, 2])
     bound = cache.FrameCache(comprehension.__code__).bind(comprehension, (iterator,), {})
     assert bound == {".0": iterator, "scale": 3}
+
+
+# -- the hit path's two shortcuts: a joint tensor check, shared starts read once --------
+
+
+def four(a, b, c, d):
+    return a + b + c + d
+
+
+def test_the_joint_tensor_check_answers_as_the_checks_one_by_one():
+    """One C++ call checks all the tensors of an entry; when it says no (a tensor
+    changed, or the same tensor passed twice, which it refuses), the checks one by one
+    decide, so the entry is reused exactly when each tensor matches."""
+    minidynamo.reset()
+    compiled = minidynamo.compile(four, backend="eager")
+    xs = [torch.randn(3) for _ in range(4)]
+    compiled(*xs)
+    entry = cache.lookup(four.__code__).entries[0]
+    joint = [guard for guard in entry.check.guards if guard.kind == "TENSOR_MATCH"]
+    assert len(joint) == 1 and "___tensor_checks.check(" in joint[0].code
+    assert [source.name() for source in joint[0].sources()] == ["L['a']", "L['b']", "L['c']", "L['d']"]
+    f_globals = four.__globals__
+
+    def holds(*args):
+        return entry.check.check(dict(zip("abcd", args)), f_globals)
+
+    assert holds(*(torch.randn(3) for _ in range(4)))
+    assert not holds(xs[0], xs[1], xs[2].double(), xs[3])
+    assert not holds(xs[0], xs[1], xs[2], torch.randn(4))
+    assert not holds(xs[0], xs[1], xs[2], xs[3].requires_grad_())
+    xs[3].requires_grad_(False)
+    assert not holds(xs[0], xs[0], xs[2], xs[3])  # NO_ALIASING decides, not the joint check
+    y = torch.randn(3)
+    assert torch.equal(compiled(y, y, xs[2], xs[3]), y + y + xs[2] + xs[3])
+    assert len(cache.lookup(four.__code__).entries) == 2
+
+
+class Tied(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.a = torch.nn.Linear(3, 3)
+        self.b = torch.nn.Linear(3, 3)
+        self.b.weight = self.a.weight
+
+    def forward(self, x):
+        return self.b(self.a(x))
+
+
+def test_tied_weights_are_checked_once_and_untying_them_recompiles():
+    minidynamo.reset()
+    torch._dynamo.reset()
+    net, x = Tied(), torch.randn(2, 3)
+    ours, theirs = minidynamo.compile(net, backend="eager"), torch.compile(net, backend="eager")
+    for compiled in (ours, theirs):
+        compiled(x)
+        compiled(x)
+    net.b.weight = torch.nn.Parameter(net.a.weight.detach().clone())  # untied
+    with torch.no_grad():
+        net.b.weight.mul_(2)
+    assert torch.allclose(ours(x), net(x)) and torch.allclose(theirs(x), net(x))
+    assert len(cache.lookup(Tied.forward.__code__).entries) == 2
+
+
+def test_tying_weights_after_compiling_reuses_the_entry_as_torch_does():
+    """Compiled untied, then tied: the joint check refuses the one tensor passed twice,
+    the checks one by one accept it, and the entry is reused, as torch.compile (which
+    skips the aliasing guard on parameters) reuses its own."""
+    minidynamo.reset()
+    torch._dynamo.reset()
+    counter = torch._dynamo.testing.CompileCounter()
+    net, x = Tied(), torch.randn(2, 3)
+    net.b.weight = torch.nn.Parameter(net.a.weight.detach().clone())  # untied
+    ours, theirs = minidynamo.compile(net, backend="eager"), torch.compile(net, backend=counter)
+    ours(x), theirs(x)
+    net.b.weight = net.a.weight  # tied again
+    assert torch.allclose(ours(x), net(x)) and torch.allclose(theirs(x), net(x))
+    assert counter.frame_count == 1
+    assert len(cache.lookup(Tied.forward.__code__).entries) == 1
+
+
+class Deep(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.layers = torch.nn.Sequential(*[torch.nn.Linear(4, 4) for _ in range(6)])
+
+    def forward(self, x):
+        return self.layers(x)
+
+
+def test_graph_inputs_read_each_shared_start_once():
+    """The parameters of six layers are twelve paths from `self`; the transformed code
+    reads `self._modules['layers']._modules` once and each layer's `_parameters` once
+    (`SharedPrefixes`), as torch.compile's bytecode keeps them in `tmp_N` locals."""
+    import dis
+
+    minidynamo.reset()
+    net, x = Deep(), torch.randn(2, 4)
+    compiled = minidynamo.compile(net, backend="eager")
+    assert torch.allclose(compiled(x), net(x))
+    code = cache.lookup(Deep.forward.__code__).entries[0].code
+    reads = [i.argval for i in dis.get_instructions(code) if i.opname == "LOAD_ATTR"]
+    assert reads.count("_modules") == 2 and reads.count("_parameters") == 6
+    with torch.no_grad():
+        net.layers[3].bias.add_(1)  # the same tensors, new values: reused, right
+    assert torch.allclose(compiled(x), net(x))
+    assert len(cache.lookup(Deep.forward.__code__).entries) == 1

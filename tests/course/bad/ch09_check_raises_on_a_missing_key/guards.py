@@ -93,8 +93,8 @@ class CheckFunction:
         lines = ["def ___check(L, G):"]  # the guards themselves say no to a wrong input
         locals_: dict[str, str] = {}  # source expression -> the local that holds it
         for guard in self.guards:
-            if guard.source is not None:
-                self._fetch(guard.source, locals_, lines)
+            for source in guard.sources():
+                self._fetch(source, locals_, lines)
             code = guard.code
             for expression in sorted(locals_, key=len, reverse=True):
                 code = substitute(code, expression, locals_[expression])
