@@ -61,11 +61,11 @@ from minidynamo.sources import KEY_NAMES, Source, key_expression
 
 def global_state() -> tuple:
     """The process-wide torch settings a traced graph bakes in (torch's GLOBAL_STATE)."""
-    return (
+    return (  # torch's C functions (`torch.are_deterministic_algorithms_enabled` wraps one)
         torch.is_grad_enabled(),
         torch.get_default_dtype(),
-        torch.are_deterministic_algorithms_enabled(),
-        torch.is_deterministic_algorithms_warn_only_enabled(),
+        torch._C._get_deterministic_algorithms(),
+        torch._C._get_deterministic_algorithms_warn_only(),
         torch.is_inference_mode_enabled(),
     )
 

@@ -52,7 +52,7 @@ import itertools
 import types
 
 import torch
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable
 
 from minidynamo.bytecode import Instruction, create_instruction, opcodes, scan, stack_depths
@@ -112,11 +112,20 @@ class ResumeFunctionMaker:
     code: types.CodeType
     f_globals: dict[str, Any]
     frame_compiler: Callable[[Any], Any]
+    _without_cells: Any = field(default=None, repr=False)  # made once: the common case
 
     def __call__(self, closure: tuple[types.CellType, ...]) -> Any:
+        """A resume function without cells is the same on every call: it is made and
+        wrapped once (then its cache entry's runner is reused too). One with cells gets
+        this frame's cells, so it is made anew."""
+        if not closure and self._without_cells is not None:
+            return self._without_cells
         function = types.FunctionType(self.code, self.f_globals, self.code.co_name, None,
                                       closure or None)
-        return self.frame_compiler(function)
+        compiled = self.frame_compiler(function)
+        if not closure:
+            self._without_cells = compiled
+        return compiled
 
 
 @dataclass

@@ -364,3 +364,28 @@ def test_graph_inputs_read_each_shared_start_once():
         net.layers[3].bias.add_(1)  # the same tensors, new values: reused, right
     assert torch.allclose(compiled(x), net(x))
     assert len(cache.lookup(Deep.forward.__code__).entries) == 1
+
+
+def breaks_once(x):
+    y = x * 2
+    torch._dynamo.graph_break()
+    return y + 1
+
+
+def test_a_resume_function_without_cells_is_made_and_wrapped_once():
+    """A hit of a frame with a break calls the resume function's maker; without cells
+    it returns the same compiled function every time, so the resume frame's entry
+    reuses its runner instead of building a function and a wrapper per call."""
+    minidynamo.reset()
+    compiled = minidynamo.compile(breaks_once, backend="eager")
+    x = torch.randn(3)
+    for _ in range(3):
+        assert torch.equal(compiled(x), x * 2 + 1)
+    makers = [value for name, value in breaks_once.__globals__.items()
+              if name.startswith("__minidynamo__resume")]
+    assert len(makers) == 1
+    assert makers[0](()) is makers[0](())
+    resume_code = makers[0].code
+    runner = cache.lookup(resume_code).entries[0]._runner
+    compiled(x)
+    assert cache.lookup(resume_code).entries[0]._runner is runner
