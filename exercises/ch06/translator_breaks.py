@@ -23,7 +23,7 @@ import functools
 import itertools
 import types
 import torch
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable
 from minidynamo.bytecode import Instruction, create_instruction, opcodes, scan, stack_depths
 from minidynamo.bytecode.opcodes import jump_variant
