@@ -277,6 +277,16 @@ def recompile(cache: FrameCache, fn: types.FunctionType, args: tuple, kwargs: di
         log.warning("minidynamo: internal error in %s, running it eagerly: %r", name, error)
         counters["internal_errors"] += 1  # not skipped: a bug of ours is not hidden later
         return None
+    try:
+        return add_entry(cache, fn, new_code, output, backend, fullgraph, owner, dynamic)
+    finally:
+        output.cleanup()  # the trace's cycles, broken: its inputs are freed with the caller's
+
+
+def add_entry(cache: FrameCache, fn: types.FunctionType, new_code: types.CodeType,
+              output: OutputGraph, backend: Backend, fullgraph: bool,
+              owner: weakref.ref | None, dynamic: bool | None) -> CacheEntry | None:
+    """The traced frame as a cache entry (None: it has no tensor operation, and is skipped)."""
     if output.compiled_graph is None and output.break_reason is None and not fullgraph:
         # No tensor operation at all: as TorchDynamo ("No ops traced for the FX graph"),
         # skip the frame, now and on every later call; it runs eagerly.

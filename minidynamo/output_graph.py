@@ -151,6 +151,18 @@ class OutputGraph:
         short = "/".join(frame.filename.split("/")[-2:])
         return f"{(frame.line or '').strip()}  # {short}:{frame.lineno} in {frame.function}"
 
+    def cleanup(self) -> None:
+        """Once the entry is built: drop what the trace held of the call it traced. The
+        trace is a web of cycles (the side effects and the guards point back at this
+        graph), freed only by the cyclic collector; without this, the first call's
+        inputs and the modules it met would live until then (TorchDynamo's
+        `OutputGraph.cleanup`)."""
+        self.graph_inputs.clear()
+        self.realized_inputs.clear()
+        self.tracked_fakes.clear()
+        self.translators.clear()
+        self.side_effects.clear()
+
     def finish_guards(self) -> GuardSet:
         """The frame's guards, with the ones about identity: an object found at two sources
         (`f(x, x)`: its second source realized to the first one's tracker) stays one

@@ -61,6 +61,13 @@ class SideEffects:
         self.mutated: set[int] = set()  # object_ids of pre-existing objects to replay
         self.global_writes: dict[tuple[int, str], tuple[dict[str, Any], VariableTracker]] = {}
 
+    def clear(self) -> None:
+        """Forget every object and write (the trace is over: `OutputGraph.cleanup`)."""
+        self.latest_versions.clear()
+        self.known_values.clear()
+        self.mutated.clear()
+        self.global_writes.clear()
+
     # -- identity of real objects ---------------------------------------------
 
     def existing_variable(self, value: Any) -> VariableTracker | None:

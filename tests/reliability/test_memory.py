@@ -203,13 +203,6 @@ def test_torch_compile_releases_what_a_dropped_function_captured(fresh_torch):
     assert weights() is None
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "the trace is garbage in cycles, freed only by the cyclic collector: OutputGraph."
-    "side_effects -> SideEffects.output -> OutputGraph, and OutputGraph.guards -> GuardSet."
-    "user_line (bound method OutputGraph.user_line) -> OutputGraph; the cycle holds the "
-    "first call's inputs (OutputGraph.graph_inputs -> GraphInput.value -> tensor) and a "
-    "module (SideEffects.known_values -> NNModuleVariable -> module, whose entry is then "
-    "not dropped either) until the next collection of its generation"))
 def test_a_dropped_function_frees_its_inputs_without_the_cyclic_collector():
     collect()
     gc.disable()
@@ -219,6 +212,22 @@ def test_a_dropped_function_frees_its_inputs_without_the_cyclic_collector():
         minidynamo.compile(closure(1), backend="eager")(x)
         del x
         assert inputs() is None, "the input tensor is still alive"
+    finally:
+        gc.enable()
+
+
+def test_a_dropped_module_is_freed_without_the_cyclic_collector():
+    """The trace held the modules it met (its side effects' known values); its cleanup
+    lets go, so a dropped compiled module goes at once, and its entries with it."""
+    collect()
+    gc.disable()
+    try:
+        net = torch.nn.Sequential(torch.nn.Linear(3, 3), torch.nn.ReLU())
+        alive = weakref.ref(net)
+        compiled = minidynamo.compile(net, backend="eager")
+        compiled(torch.randn(2, 3))
+        del net, compiled
+        assert alive() is None, "the module is still alive"
     finally:
         gc.enable()
 
