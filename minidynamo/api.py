@@ -23,6 +23,7 @@ from typing import Any, Callable
 import torch
 
 from minidynamo import cache, convert_frame
+from minidynamo.cache import pop_globals
 from minidynamo.backends import Backend, lookup_backend
 from minidynamo.exc import Unsupported
 from minidynamo.guards import Guard
@@ -100,16 +101,33 @@ class OptimizedModule(torch.nn.Module):
         self.__dict__["_module"] = module
 
     def forward(self, *args: Any, **kwargs: Any) -> Any:
+        """As TorchDynamo's OptimizedModule: torch's own modules are called from a one-line
+        frame that is compiled whole, hooks included (`wrap_inline`: inputs named
+        L['fn'], L['args'][0]); a user module's call runs natively, and what it calls,
+        its hooks and its forward, is compiled frame by frame (three graphs for a pre
+        hook, the forward and a hook); without hooks, that is its forward alone."""
         module = self._module
-        if has_hooks(module) or type(module).__module__.startswith("torch.nn."):
-            # torch's own modules, and modules with hooks (nn.Module's call runs them):
-            # compile a one-line frame that calls the module, as TorchDynamo does
-            # (`wrap_inline`), so inputs are named L['fn'], L['args'][0]
+        if type(module).__module__.startswith("torch.nn."):
             frame, args = wrap_inline(module), args
+        elif has_hooks(module):
+            return self._call_with_callees_compiled()(module, *args, **kwargs)
         else:  # a user module: compile its forward, with `self` as a frame argument
             frame, args = type(module).forward, (module, *args)
         return convert_frame.call_compiled(frame, args, kwargs, self._backend, self._fullgraph,
                                            self._owner, dynamic=self._dynamic)
+
+    def _call_with_callees_compiled(self) -> Callable[..., Any]:
+        """`nn.Module._call_impl` with each call it makes (a hook, the forward) routed
+        through `compile_frame`, as PEP 523 gives TorchDynamo each of their frames. Made
+        once; the globals it installs in torch's module go when this module goes."""
+        runner = self.__dict__.get("_hooked_call")
+        if runner is None:
+            call = torch.nn.Module._call_impl
+            code, installed = convert_frame.routed_code(
+                call, self._backend, self._fullgraph, self._dynamic, owner=self._owner)
+            runner = self.__dict__["_hooked_call"] = convert_frame.function_with_code(call, code)
+            weakref.finalize(self, pop_globals, call.__globals__, installed)
+        return runner
 
     def __getattr__(self, name: str) -> Any:
         try:

@@ -80,7 +80,7 @@ class CacheEntry:
 
     def release_globals_with(self, f_globals: dict[str, Any]) -> None:
         """Remove the installed globals from `f_globals` when this entry is collected."""
-        weakref.finalize(self, _pop_globals, f_globals, list(self.installed_globals))
+        weakref.finalize(self, pop_globals, f_globals, list(self.installed_globals))
 
 
 def _forgetting(holder: Any, attribute: str) -> Callable[[weakref.ref], None]:
@@ -97,7 +97,8 @@ def _forgetting(holder: Any, attribute: str) -> Callable[[weakref.ref], None]:
     return forget
 
 
-def _pop_globals(f_globals: dict[str, Any], names: list[str]) -> None:
+def pop_globals(f_globals: dict[str, Any], names: list[str]) -> None:
+    """Take the names installed for generated code out of a module's globals."""
     for name in names:
         f_globals.pop(name, None)
 
@@ -151,7 +152,7 @@ class FrameCache:
 
     def keep_globals(self, f_globals: dict[str, Any], names: list[str]) -> None:
         """Globals installed for `native_code`: removed when this cache is collected."""
-        weakref.finalize(self, _pop_globals, f_globals, names)
+        weakref.finalize(self, pop_globals, f_globals, names)
 
     def next_compile_id(self) -> str:
         compile_id = f"{self.frame_id}/{self.compiles}"

@@ -325,15 +325,42 @@ def natively_with_callees_compiled(fn: types.FunctionType, backend: Backend, ful
     code = fn.__code__
     if code.co_flags & (inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR):
         return None
+    native_code, installed = routed_code(fn, backend, fullgraph, dynamic)
+    cache_of(code).keep_globals(fn.__globals__, installed)
+    return native_code
+
+
+def routed_code(fn: types.FunctionType, backend: Backend, fullgraph: bool,
+                dynamic: bool | None = None, owner: weakref.ref | None = None,
+                ) -> tuple[types.CodeType, list[str]]:
+    """`fn`'s own bytecode with each call routed through `compile_frame` (for `owner`),
+    and the names of the globals it installed in `fn`'s module to do so."""
     output = OutputGraph(fn.__globals__, backend, frame_name=fn.__qualname__)
     output.frame_compiler = functools.partial(compile_frame, backend=backend,
-                                              fullgraph=fullgraph, dynamic=dynamic)
+                                              fullgraph=fullgraph, dynamic=dynamic, owner=owner)
+    native_code = with_calls_routed(fn.__code__, output, nested=is_skipped_frame(fn))
+    install_modules(native_code, fn.__globals__)
+    return native_code, list(output.installed_globals)
+
+
+def with_calls_routed(code: types.CodeType, output: OutputGraph, *,
+                      nested: bool = False) -> types.CodeType:
+    """`code` with its calls routed (`route_calls`). With `nested`, those of the
+    functions it defines too: torch's own code is never compiled as a frame, so a
+    function it defines runs natively as its maker does (`_call_impl` calls the hooks
+    from an `inner()` it defines), and its calls must be routed as well. A user
+    function defined in the frame is compiled as its own frame when called: its code
+    stays as written."""
     original = scan(code)
     start = next(index for index, inst in enumerate(original) if inst.opname == "RESUME") + 1
-    native_code = assemble([*original[:start], *route_calls(output, original[start:])], code)
-    install_modules(native_code, fn.__globals__)
-    cache_of(code).keep_globals(fn.__globals__, list(output.installed_globals))
-    return native_code
+    body = route_calls(output, original[start:])
+    for inst in body if nested else ():
+        inner = inst.argval
+        if inst.opname == "LOAD_CONST" and isinstance(inner, types.CodeType) and not (
+                inner.co_flags & (inspect.CO_GENERATOR | inspect.CO_COROUTINE
+                                  | inspect.CO_ASYNC_GENERATOR)):
+            inst.argval, inst.arg = with_calls_routed(inner, output, nested=True), None
+    return assemble([*original[:start], *body], code)
 
 
 def recompile_limit_hit(cache: FrameCache, fn: types.FunctionType,

@@ -331,10 +331,7 @@ def test_a_hook_added_or_removed_after_compiling_runs_as_in_eager(name):
 
 @pytest.mark.parametrize("name", [
     "nn.Linear",
-    pytest.param("user_module", marks=pytest.mark.xfail(strict=True, reason=(
-        "minidynamo inlines nn.Module's call, hooks and forward, into 1 graph; torch.compile "
-        "runs a user module's call natively and compiles each hook and forward as a frame of "
-        "its own (3 graphs)"))),
+    "user_module",  # its call runs natively; each hook and the forward: a frame (3 graphs)
 ])
 def test_a_module_with_forward_hooks_compiles_as_torch(name):
     x = torch.randn(2, 3)

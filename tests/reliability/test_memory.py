@@ -431,3 +431,34 @@ def test_torch_reset_releases_graphs_too(fresh_torch):
     torch._dynamo.reset()
     collect()
     assert alive(torch_graphs) == []
+
+
+class WithHooks(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = torch.nn.Linear(3, 3)
+        self.register_forward_hook(lambda module, args, output: output * 2)
+
+    def forward(self, x):
+        return self.fc(x).relu()
+
+
+def test_a_hooked_module_takes_what_it_installed_in_torchs_module_with_it():
+    """A user module with hooks runs `nn.Module._call_impl` with its calls routed; the
+    router is a global installed in torch.nn.modules.module, there only while the
+    compiled module lives."""
+    from torch.nn.modules import module as torch_module
+
+    def installed() -> set[str]:
+        return {name for name in vars(torch_module) if name.startswith("___minidynamo")}
+
+    before = installed()
+    net = WithHooks()
+    compiled = minidynamo.compile(net, backend="eager")
+    x = torch.randn(2, 3)
+    assert torch.allclose(compiled(x), net(x))
+    assert installed() > before
+    alive = weakref.ref(net)
+    del net, compiled
+    collect()
+    assert alive() is None and installed() == before
