@@ -80,6 +80,13 @@ def compile(  # noqa: A001 (mirrors torch.compile)
         return convert_frame.call_compiled(fn, args, kwargs, backend_fn, fullgraph, owner,
                                            dynamic=dynamic)
 
+    body = convert_frame.coroutine_body(fn)
+    if body is not None:  # a coroutine that never awaits: its body is the frame (ch 0)
+        @functools.wraps(fn)
+        async def compiled_function(*args: Any, **kwargs: Any) -> Any:  # noqa: F811
+            return convert_frame.call_compiled(body, args, kwargs, backend_fn, fullgraph,
+                                               owner, dynamic=dynamic)
+
     owner = weakref.ref(fn)  # its cache entries go when the function goes
     compiled_function._minidynamo_original = fn  # type: ignore[attr-defined]
     return compiled_function

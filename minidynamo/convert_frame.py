@@ -47,6 +47,7 @@ import torch
 
 from minidynamo import config
 from minidynamo.bytecode import Instruction, assemble, scan
+from minidynamo.bytecode.opcodes import SUSPENDS
 from minidynamo.cache import CacheEntry, FrameCache, cache_of
 from minidynamo.exc import (
     BREAK_AT_A_STATEMENT_BOUNDARY,
@@ -122,7 +123,11 @@ def transform_code(
     """
     code = fn.__code__
     if code.co_flags & (inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR):
-        graph_break(UNSUPPORTED_PYTHON_FEATURE, f"{code.co_name} is a generator or coroutine")
+        kind = "a coroutine that awaits" if code.co_flags & inspect.CO_COROUTINE else \
+            "a generator or async generator"
+        graph_break(UNSUPPORTED_PYTHON_FEATURE,
+                    f"{code.co_name} is {kind}: its frame suspends, and is not traced "
+                    f"(torch.compile skips it too)")
     break_points: dict[int, Unsupported] = {}
     sizes = cache_of(code).sizes
     while True:
@@ -141,6 +146,37 @@ def transform_code(
         new_code = assemble([*prologue(code), *tx.output_instructions], code)
         install_modules(new_code, fn.__globals__)
         return new_code, output
+
+
+_coroutine_bodies: weakref.WeakKeyDictionary[types.CodeType, types.CodeType] = \
+    weakref.WeakKeyDictionary()
+
+
+def coroutine_body(fn: types.FunctionType) -> types.FunctionType | None:
+    """A coroutine function that never awaits, as the plain function its body is; None
+    for anything else.
+
+    Calling `async def f(x): return x.sin()` only makes a coroutine object (its code
+    starts with RETURN_GENERATOR; POP_TOP), and the body runs at the first `send`.
+    Under PEP 523 TorchDynamo sees that body as a frame and traces it, so a coroutine
+    that never suspends is one graph (torch 2.13); one that awaits is skipped
+    (GET_AWAITABLE is not traced). Without RETURN_GENERATOR and POP_TOP, and without the
+    coroutine flag, the body is an ordinary function; its code is made once per code
+    object, so every compile of `fn` shares one cache.
+    """
+    code = fn.__code__
+    if not code.co_flags & inspect.CO_COROUTINE:
+        return None
+    body = _coroutine_bodies.get(code)
+    if body is None:
+        instructions = scan(code)
+        if any(inst.opname in SUSPENDS for inst in instructions):
+            return None
+        start = next(i for i, inst in enumerate(instructions) if inst.opname == "RETURN_GENERATOR")
+        del instructions[start:start + 2]  # RETURN_GENERATOR; POP_TOP
+        body = assemble(instructions, code, co_flags=code.co_flags & ~inspect.CO_COROUTINE)
+        _coroutine_bodies[code] = body
+    return function_with_code(fn, body)
 
 
 def compile_frame(function: Any, *, backend: Backend, fullgraph: bool,

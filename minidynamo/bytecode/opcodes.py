@@ -60,6 +60,8 @@ class OpcodeTable:
             find one more value on the stack than `dis.stack_effect` counts
             (RETURN_GENERATOR: the first `send()` value, popped by the POP_TOP
             that follows it).
+        suspends: opcodes at which a generator or coroutine frame yields to its
+            caller or awaits (a coroutine without them runs straight through).
         stack_effects: net change of the stack depth, by opname; a callable
             receives the instruction's arg.
         branch_effects: opcodes whose stack effect depends on whether they jump:
@@ -86,6 +88,7 @@ class OpcodeTable:
     name_flag_bits: Mapping[str, int]
     stops_flow: frozenset[str]
     resumes_with_value: frozenset[str]
+    suspends: frozenset[str]
     stack_effects: Mapping[str, StackEffect]
     branch_effects: Mapping[str, tuple[int, int]]
     local_reads: frozenset[str]
@@ -210,6 +213,10 @@ PY311 = OpcodeTable(
         "JUMP_FORWARD", "JUMP_BACKWARD", "JUMP_BACKWARD_NO_INTERRUPT",
     }),
     resumes_with_value=frozenset({"RETURN_GENERATOR"}),
+    suspends=frozenset({
+        "YIELD_VALUE", "SEND", "GET_AWAITABLE", "GET_AITER", "GET_ANEXT",
+        "BEFORE_ASYNC_WITH", "END_ASYNC_FOR", "ASYNC_GEN_WRAP",
+    }),
     stack_effects=_PY311_STACK_EFFECTS,
     branch_effects=_PY311_BRANCH_EFFECTS,
     local_reads=frozenset({
@@ -272,6 +279,7 @@ FREE_ARGS = TABLE.free_args
 NAME_FLAG_BITS = TABLE.name_flag_bits
 STOPS_FLOW = TABLE.stops_flow
 RESUMES_WITH_VALUE = TABLE.resumes_with_value
+SUSPENDS = TABLE.suspends
 STACK_EFFECTS = TABLE.stack_effects
 BRANCH_EFFECTS = TABLE.branch_effects
 LOCAL_READS = TABLE.local_reads

@@ -167,33 +167,74 @@ def test_a_coroutine_function_returns_a_coroutine_with_eagers_result():
     assert_same_value(asyncio.run(awaits_nothing(x)), asyncio.run(coroutine))
 
 
+async def awaits_a_helper(x):
+    doubled = await awaits_nothing(x)
+    return doubled + 1
+
+
 # torch.compile of a coroutine function segfaults the process at a later torch.compile
-# (torch 2.13), so torch's graph count for one is measured in a process of its own.
+# (torch 2.13), so torch's graph count for each is measured in a process of its own:
+# one that never awaits is traced (its body is the frame), one that awaits is skipped.
 TORCH_COROUTINE_GRAPHS = """
-import asyncio, torch
+import asyncio, sys, torch
 graphs = []
 async def awaits_nothing(x):
     return x.sin() * 2 + 1
+async def awaits_a_helper(x):
+    doubled = await awaits_nothing(x)
+    return doubled + 1
 backend = lambda gm, example_inputs: graphs.append(gm) or gm.forward
-asyncio.run(torch.compile(awaits_nothing, backend=backend)(torch.ones(3)))
+asyncio.run(torch.compile(globals()[sys.argv[1]], backend=backend)(torch.ones(3)))
 print(len(graphs))
 """
 
 
-@pytest.fixture(scope="module")
-def torch_coroutine_graph_count():
-    done = subprocess.run([sys.executable, "-c", TORCH_COROUTINE_GRAPHS], capture_output=True,
-                          text=True, timeout=180)
+def torch_coroutine_graph_count(name):
+    done = subprocess.run([sys.executable, "-c", TORCH_COROUTINE_GRAPHS, name],
+                          capture_output=True, text=True, timeout=180)
     assert done.returncode == 0, done.stderr[-2000:]
     return int(done.stdout.split()[-1])
 
 
-@pytest.mark.xfail(strict=True, reason="a coroutine function's frame runs eagerly (0 graphs); "
-                   "torch.compile traces its body (1 graph)")
-def test_a_coroutine_function_compiles_as_torch(torch_coroutine_graph_count):
+@pytest.fixture(scope="module")
+def torch_coroutine_graph_counts():
+    return [torch_coroutine_graph_count(name) for name in ("awaits_nothing", "awaits_a_helper")]
+
+
+def test_a_coroutine_function_compiles_as_torch(torch_coroutine_graph_counts):
     graphs, backend = counting_backend()
-    asyncio.run(minidynamo.compile(awaits_nothing, backend=backend)(torch.ones(3)))
-    assert len(graphs) == torch_coroutine_graph_count == 1
+    x = torch.randn(3)
+    compiled = minidynamo.compile(awaits_nothing, backend=backend)
+    coroutine = compiled(x)
+    assert graphs == []  # nothing runs before the coroutine is awaited, as in eager
+    assert_same_value(asyncio.run(awaits_nothing(x)), asyncio.run(coroutine))
+    assert len(graphs) == torch_coroutine_graph_counts[0] == 1
+    assert_same_value(asyncio.run(awaits_nothing(x + 1)), asyncio.run(compiled(x + 1)))
+    assert len(graphs) == 1  # the second call is a cache hit
+
+
+def test_a_coroutine_that_awaits_runs_eagerly_as_torch(torch_coroutine_graph_counts):
+    graphs, backend = counting_backend()
+    x = torch.randn(3)
+    compiled = minidynamo.compile(awaits_a_helper, backend=backend)
+    assert_same_value(asyncio.run(awaits_a_helper(x)), asyncio.run(compiled(x)))
+    assert len(graphs) == torch_coroutine_graph_counts[1] == 0
+
+
+async def raises_after_a_side_effect(x, log):
+    log.append(x.sum().item())
+    raise ValueError(f"bad input {len(log)}")
+
+
+def test_a_coroutine_raises_as_in_eager_with_its_side_effect_once():
+    x = torch.ones(3)
+    expected_log, log = [], []
+    with pytest.raises(ValueError, match="bad input 1") as expected:
+        asyncio.run(raises_after_a_side_effect(x, expected_log))
+    with pytest.raises(ValueError, match="bad input 1") as raised:
+        asyncio.run(minidynamo.compile(raises_after_a_side_effect)(x, log))
+    assert log == expected_log == [3.0]
+    assert str(raised.value) == str(expected.value)
 
 
 def multiply(x, y, *, scale):
