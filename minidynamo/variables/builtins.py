@@ -256,7 +256,9 @@ def identity_compare(left: VariableTracker, right: VariableTracker) -> bool:
     if left.object_id is not None or right.object_id is not None:
         return left.object_id == right.object_id
     if isinstance(left, TensorVariable) and isinstance(right, TensorVariable):
-        return left.node is right.node
+        # the same FakeTensor is the same tensor: an in-place op (`y += 1`, `x.mul_(2)`),
+        # `x.to(x.dtype)` and `contiguous()` return their input, in eager and in fake mode
+        return left.example_value is right.example_value
     if left.is_python_constant() and right.is_python_constant():
         return left.as_python_constant() is right.as_python_constant()
     if isinstance(left, ConstantVariable) or isinstance(right, ConstantVariable):

@@ -944,6 +944,22 @@ def mutate_input_tensor_inplace(x):
     return x.sum()
 
 
+@case(t(3))
+def in_place_results_are_their_input(x):
+    """An in-place operator or method returns the tensor it changed: `is` says so (a
+    fuzz-style probe found `y += 1; y is x` False: each result was a new variable)."""
+    y = x
+    y += 1
+    z = x.mul_(2)
+    same = (y is x, z is x, x.to(x.dtype) is x, x.contiguous() is x)
+    return same, (x.t() is x, x.view(-1) is x, (x + 0) is x), x * 1
+
+
+@case(t(3), t(3))
+def identity_of_two_inputs(x, w):
+    return x is w, x is x, (x + w) is x
+
+
 @case(t(2, 3))
 def mutate_input_tensor_setitem(x):
     x[0] = 0.0
