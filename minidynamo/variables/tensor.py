@@ -27,6 +27,7 @@ import torch.fx
 from minidynamo.exc import (
     DATA_DEPENDENT_VALUE,
     UNSUPPORTED_ATTRIBUTE,
+    UNSUPPORTED_MUTATION,
     UNSUPPORTED_OPERATOR,
     graph_break,
     raise_observed,
@@ -109,6 +110,10 @@ class TensorVariable(VariableTracker):
     ) -> VariableTracker:
         if name in DATA_DEPENDENT_METHODS:
             graph_break(DATA_DEPENDENT_VALUE, f"Tensor.{name}() needs the tensor's data")
+        if name in ("__setattr__", "__delattr__"):  # x.data = y, x.grad = g, x.tag = 1
+            what = args[0].as_python_constant() if args and args[0].is_python_constant() else "?"
+            action = "setting" if name == "__setattr__" else "deleting"
+            graph_break(UNSUPPORTED_MUTATION, f"{action} attribute {what!r} of a tensor")
         if name == "numpy" and not args:  # an ndarray backed by this tensor (variables/numpy.py)
             from minidynamo.variables.numpy import tensor_to_ndarray
 

@@ -138,3 +138,40 @@ def test_graph_outputs_follow_torch_order_return_value_first():
     outputs = recorder.graphs[0].graph.output_node().args[0]
     assert [node.name for node in outputs] == ["mul", "sum_1"]
     assert torch.equal(result, torch.full((2,), 2.0)) and torch.equal(items[0], torch.tensor(2.0))
+
+
+def sets_data(x):
+    x.data = torch.zeros(2)
+    return x
+
+
+def sets_data_of_a_result(x):
+    y = x * 2
+    y.data = torch.ones(3)
+    return y + 1
+
+
+def sets_grad(x):
+    y = x * 2
+    y.grad = torch.ones(3)
+    return y.grad + y
+
+
+def sets_a_plain_attribute(x):
+    x.tag = 3
+    return x * x.tag
+
+
+def test_attribute_stores_on_tensors_are_never_dropped():
+    """`x.data = y` was traced as a `__setattr__` node on the FakeTensor and lost (the
+    input kept its data). A store to a tensor's attribute now breaks the graph
+    (MD0012) and runs natively: the values, the inputs and the attributes are eager's."""
+    for fn in (sets_data, sets_data_of_a_result, sets_grad, sets_a_plain_attribute):
+        expected_input, input_ = torch.ones(3), torch.ones(3)
+        expected = fn(expected_input)
+        result = minidynamo.compile(fn)(input_)
+        assert torch.equal(result, expected), fn.__name__
+        assert torch.equal(input_, expected_input), fn.__name__
+        assert getattr(input_, "tag", None) == getattr(expected_input, "tag", None)
+        kinds = {reason.kind.id for reason in minidynamo.explain(fn)(torch.ones(3)).break_reasons}
+        assert "MD0012" in kinds, fn.__name__
