@@ -32,6 +32,7 @@ from typing import Any, Callable
 import torch
 from minidynamo import config
 from minidynamo.bytecode import Instruction, assemble, scan
+from minidynamo.bytecode.opcodes import SUSPENDS
 from minidynamo.cache import CacheEntry, FrameCache, cache_of
 from minidynamo.exc import BREAK_AT_A_STATEMENT_BOUNDARY, UNSUPPORTED_PYTHON_FEATURE, BackendCompilerFailed, FailOnRecompileLimitHit, InternalError, Unsupported, graph_break
 from minidynamo.guards import CheckFunction
