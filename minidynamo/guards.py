@@ -39,6 +39,7 @@ managers. We build the Python function that tree is the fast version of.
 
 from __future__ import annotations
 
+import bisect
 import builtins
 import collections
 import itertools
@@ -486,11 +487,15 @@ STRING_LITERAL = re.compile(r"'(?:[^'\\]|\\.)*'" + r'|"(?:[^"\\]|\\.)*"')
 def substitute(code: str, expression: str, local: str) -> str:
     """`code` with each use of `expression` replaced by `local`: whole expressions only,
     never inside a string literal (a key `'GPT2'` does not contain the globals `G`)."""
+    if expression not in code:  # a longer expression that held it was replaced already
+        return code
     strings = [match.span() for match in STRING_LITERAL.finditer(code)]
+    string_starts = [first for first, _ in strings]
     pieces, position = [], 0
     for start in _occurrences(code, expression):
         end = start + len(expression)
-        inside = any(first < start < last for first, last in strings)
+        before_it = bisect.bisect_left(string_starts, start) - 1  # the last literal before it
+        inside = before_it >= 0 and start < strings[before_it][1]
         before = code[start - 1] if start else " "
         after = code[end] if end < len(code) else " "
         if inside or before.isidentifier() or before in ".'\"" or after.isidentifier() \
