@@ -223,6 +223,15 @@ def stand_in_function(code: types.CodeType, f_globals: dict[str, Any]) -> types.
     return types.FunctionType(code, f_globals, code.co_name, None, closure)
 
 
+def with_globals(function: types.FunctionType, f_globals: dict[str, Any]) -> types.FunctionType:
+    """Runs in generated code: `function`, just made by MAKE_FUNCTION with the frame's
+    globals, remade with `f_globals` (the module whose code made it while tracing)."""
+    remade = types.FunctionType(function.__code__, f_globals, function.__name__,
+                                function.__defaults__, function.__closure__)
+    remade.__kwdefaults__ = function.__kwdefaults__
+    return remade
+
+
 # A function's own attributes: the descriptors of its type, kept in the C struct, not
 # in its `__dict__` (`__code__`, `__defaults__`, `__name__`, `__dict__` itself, ...).
 FUNCTION_OWN_ATTRIBUTES = frozenset(
@@ -320,7 +329,13 @@ class NestedUserFunctionVariable(BaseUserFunctionVariable):
         return self.closure or ()
 
     def reconstruct(self, codegen: PyCodegen) -> None:
-        """An escaping inner function is rebuilt by MAKE_FUNCTION in the new code."""
+        """An escaping inner function is rebuilt by MAKE_FUNCTION in the new code. That
+        gives it the frame's globals: one made by an inlined function of another module
+        (`torch.vmap`'s `wrapped`, a library's factory) is remade with its own module's
+        globals (`with_globals`), or its global names would be looked up in the wrong module."""
+        other_module = self.globals is not codegen.output.f_globals
+        if other_module:
+            codegen.load_callable(with_globals)
         flags = 0
         if self.defaults is not None:
             codegen(self.defaults)
@@ -335,6 +350,9 @@ class NestedUserFunctionVariable(BaseUserFunctionVariable):
             flags |= 0x08
         codegen.load_const(self.code)
         codegen.append("MAKE_FUNCTION", arg=flags)
+        if other_module:
+            codegen.load_object(self.globals)
+            codegen.call_function(2)
         for name, value in self.attributes.items():
             codegen.append("COPY", arg=1)
             codegen(value)

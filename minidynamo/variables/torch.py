@@ -153,6 +153,19 @@ GLOBAL_STATE_NAMES = frozenset({
 })
 
 
+# Calls that enter or leave a level of torch's transform stacks (functorch's vmap, grad and
+# jvp levels, autocast, forward-mode AD): each returns a level number or None, so folding
+# its result would run it while tracing and leave it out of the graph (torch.compile
+# records them inside its vmap/grad context trackers).
+STACK_LEVEL_SUFFIXES = ("_increment_nesting", "_decrement_nesting", "_dual_level")
+
+
+def changes_global_state(name: str) -> bool:
+    """Whether calling the torch function `name` changes torch's global state."""
+    return (name in GLOBAL_STATE_NAMES or name.lstrip("_").startswith("set_")
+            or name.endswith(STACK_LEVEL_SUFFIXES))
+
+
 # Functions recorded as another, as torch.compile records them: in the graph an ndarray
 # is already a tensor (variables/numpy.py), so `torch.from_numpy(a)` is `torch.as_tensor(a)`.
 RECORDED_AS: dict[Any, Any] = {torch.from_numpy: torch.as_tensor}
@@ -177,7 +190,7 @@ class TorchFunctionVariable(KnownFunctionVariable):
         name = getattr(self.fn, "__name__", "")
         if isinstance(self.fn, OPERATOR_TYPES):  # `aten.set_`, an operator like any other
             return tx.output.create_node(tx, "call_function", self.fn, args, kwargs)
-        if name in GLOBAL_STATE_NAMES or name.startswith("set_"):
+        if changes_global_state(name):
             graph_break(GLOBAL_SIDE_EFFECT, f"torch.{name}() changes global state")
         return tx.output.create_node(tx, "call_function", RECORDED_AS.get(self.fn, self.fn),
                                      args, kwargs)
