@@ -167,9 +167,11 @@ class FrameCache:
         for obj in (owner_object, getattr(backend, "__self__", backend)):
             if obj is None:
                 continue
+            # `drop` is bound now: at interpreter exit, this module's globals may already
+            # be None when the callback runs
             try:
                 entry.lifelines.append(
-                    weakref.ref(obj, lambda dead: _drop_entry(cache_ref, entry_ref)))
+                    weakref.ref(obj, lambda dead, drop=_drop_entry: drop(cache_ref, entry_ref)))
             except TypeError:  # cannot be weakly referenced: keep it alive instead
                 entry.keep_alive = obj
 
