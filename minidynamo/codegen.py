@@ -58,8 +58,8 @@ class PyCodegen:
         self.cached_objects: dict[int, str] = {}  # object_id -> temporary local holding it
         self.preloaded: dict[str, str] = {}  # source name -> temporary read before any write
         self.temporaries = 0
-        # work emitted after the return value is built (`run_deferred`), or None: emit now
-        self.deferred: list[Callable[[], None]] | None = None
+        # the new objects made empty first, filled after the values (`fill_new_objects`)
+        self.made_empty: list[VariableTracker] = []
 
     def __call__(self, value: VariableTracker) -> None:
         """Emit code that pushes `value` onto the stack."""
@@ -88,10 +88,24 @@ class PyCodegen:
         self.append("COPY", arg=1)
         self.cached_objects[value.object_id] = self.store_temporary()
 
-    def run_deferred(self) -> None:
-        """Emit the deferred work (stack-neutral code), including what it defers in turn."""
-        while self.deferred:
-            self.deferred.pop(0)()
+    def make_new_objects_first(self, values: Iterable[VariableTracker]) -> None:
+        """TorchDynamo's `codegen_save_tempvars`: every instance of a user class made
+        while tracing that rebuilding `values` reaches is made first, empty, in the order
+        the trace made them, and kept in a temporary; `fill_new_objects` fills them once
+        the values are built. So the graph's outputs come in torch.compile's order (the
+        constructors' arguments, then the values, then the objects' attributes and
+        items), and an object that reaches itself is made before it is filled."""
+        for new_object in sorted(new_objects_reached(values, self.output.side_effects.latest),
+                                 key=lambda variable: variable.object_id):
+            new_object.make_empty(self)
+            self.cached_objects[new_object.object_id] = self.store_temporary()
+            self.made_empty.append(new_object)
+
+    def fill_new_objects(self) -> None:
+        """The attributes and items of the objects `make_new_objects_first` made."""
+        for new_object in self.made_empty:
+            new_object.fill(self)
+        self.made_empty = []
 
     # -- small emitters ---------------------------------------------------------
 
@@ -196,6 +210,39 @@ def sources_read_by(values: Iterable[Any],
             found.setdefault(value.source.name(), value.source)
         elif not isinstance(value, TensorVariable):
             pending[:0] = [getattr(value, name) for name in value.children_fields]
+    return list(found.values())
+
+
+def new_objects_reached(values: Iterable[Any],
+                        latest: Callable[[VariableTracker], VariableTracker]) -> list[Any]:
+    """The instances of user classes made while tracing (no source, no real object)
+    that rebuilding `values` reaches, through the children of trackers without a source."""
+    from minidynamo.variables.user_defined import UserDefinedObjectVariable
+
+    found: dict[int, VariableTracker] = {}
+    seen: set[int] = set()
+    pending = list(values)
+    while pending:
+        value = pending.pop()
+        if isinstance(value, (list, tuple)):
+            pending.extend(value)
+            continue
+        if isinstance(value, dict):
+            pending.extend(value.values())
+            continue
+        if not isinstance(value, VariableTracker) or id(value) in seen:
+            continue
+        seen.add(id(value))
+        if isinstance(value, LazyVariableTracker):
+            if not value.is_realized():
+                continue
+            value = value.unwrap()
+        value = latest(value)
+        if value.source is not None or isinstance(value, (ConstantVariable, TensorVariable)):
+            continue
+        if isinstance(value, UserDefinedObjectVariable) and value.value is None:
+            found[value.object_id] = value
+        pending.extend(getattr(value, name) for name in value.children_fields)
     return list(found.values())
 
 

@@ -288,12 +288,16 @@ class OutputGraph:
         target: Any,
         args: Sequence[VariableTracker],
         kwargs: dict[str, VariableTracker],
+        *,
+        keep: bool = False,
     ) -> VariableTracker:
-        """Record `target(*args, **kwargs)` (kind "call_function" or "call_method")."""
+        """Record `target(*args, **kwargs)` (kind "call_function" or "call_method").
+        A call whose answer is a plain value is folded to it, no node, unless `keep`
+        (TorchDynamo's reads of a tensor's attributes stay in its graph)."""
         node_args = tuple(arg.realize().as_proxy() for arg in args)
         node_kwargs = {name: value.realize().as_proxy() for name, value in kwargs.items()}
         example = self.run_on_fakes(kind, target, node_args, node_kwargs)
-        if not holds_graph_value(example) and not has_side_effect(kind, target):
+        if not (holds_graph_value(example) or keep or has_side_effect(kind, target)):
             return constant(example)  # x.dim(), torch.is_tensor(x): known now, no node
         node = self.graph.create_node(kind, target, node_args, node_kwargs)
         node.meta["example_value"] = example
@@ -379,13 +383,12 @@ class OutputGraph:
     def compile_subgraph(self, tx: Translator, return_value: VariableTracker) -> list[Instruction]:
         """The body of the transformed frame: call the graph, replay, rebuild, return."""
         codegen = PyCodegen(self)
-        codegen.deferred = []  # new dict-subclass instances: filled after the return value
         if self.returns_graph_output(return_value):
             return_value.realize().reconstruct(codegen)  # the graph's output, even with a source
         else:
+            codegen.make_new_objects_first([return_value, *self.side_effects.written_values()])
             codegen(return_value)  # first, as TorchDynamo does: it decides the output order
-        codegen.run_deferred()
-        codegen.deferred = None  # what the replay rebuilds is built whole
+            codegen.fill_new_objects()
         self.side_effects.codegen_replay(codegen)
         codegen.append("RETURN_VALUE")
         return [*self.call_graph(codegen.graph_outputs), *codegen.instructions]

@@ -137,12 +137,19 @@ class SideEffects:
 
     def codegen_preload(self, codegen: PyCodegen) -> None:
         """Read what the writes will use (the objects written to, their new contents)."""
-        replayed = [variable for object_id, variable in self.latest_versions.items()
-                    if object_id in self.mutated]
-        codegen.preload_sources(variable.source for variable in replayed)
-        contents = [getattr(variable, name) for variable in replayed
+        codegen.preload_sources(variable.source for variable in self.replayed())
+        codegen.preload(self.written_values())
+
+    def replayed(self) -> list[VariableTracker]:
+        """The newest versions of the objects from outside the frame that are mutated."""
+        return [variable for object_id, variable in self.latest_versions.items()
+                if object_id in self.mutated]
+
+    def written_values(self) -> list[VariableTracker]:
+        """What the replay writes: the new contents of mutated objects, global values."""
+        contents = [getattr(variable, name) for variable in self.replayed()
                     for name in variable.children_fields]
-        codegen.preload(contents + [value for _, value in self.global_writes.values()])
+        return contents + [value for _, value in self.global_writes.values()]
 
 
 def _replay_list(codegen: PyCodegen, variable: ListVariable) -> None:

@@ -270,6 +270,36 @@ def test_tensor_attributes_match_torch(program):
     run(program, (3, 5))
 
 
+def sizes_in_bytes(x):
+    return x * x.itemsize, x.nbytes, x.is_leaf, x.is_cpu
+
+
+@pytest.mark.task("ch03.4")
+def test_other_data_descriptors_are_read_with_a_kept_node():
+    """`x.itemsize`, `x.nbytes`, `x.is_leaf`: answered from the FakeTensor, and each read
+    is a `getattr` node that torch.compile keeps though nothing uses it."""
+    comparison = run(sizes_in_bytes, (3, 5))
+    reads = [node.args[1] for node in comparison.minidynamo.graphs[0].graph.nodes
+             if node.target is getattr]
+    assert reads == ["itemsize", "nbytes", "is_leaf", "is_cpu"]
+
+
+def bytes_per_row(x):
+    return x.sum(1) * x.nbytes, x.nbytes
+
+
+@pytest.mark.task("ch03.4")
+def test_nbytes_of_a_dynamic_tensor_is_numel_times_itemsize():
+    """With a dynamic size the FakeTensor cannot answer `nbytes` (torch.compile fails
+    there): it is `x.numel() * itemsize`, symbolic, one graph that serves every size."""
+    fn = minidynamo.compile(bytes_per_row, backend="eager", fullgraph=True, dynamic=True)
+    for rows in (3, 5):
+        x, = samples.tensors((rows, 4))
+        result, eager = fn(x), bytes_per_row(x)
+        torch.testing.assert_close(result[0], eager[0])
+        assert result[1] == eager[1] == rows * 4 * 4
+
+
 # -- chapter 9's dynamic sizes reach these rules too ------------------------------------------
 
 

@@ -63,8 +63,12 @@ class OutputGraph:
         target: Any,
         args: Sequence[VariableTracker],
         kwargs: dict[str, VariableTracker],
+        *,
+        keep: bool = False,
     ) -> VariableTracker:
-        """Record `target(*args, **kwargs)` (kind "call_function" or "call_method")."""
+        """Record `target(*args, **kwargs)` (kind "call_function" or "call_method").
+        A call whose answer is a plain value is folded to it, no node, unless `keep`
+        (TorchDynamo's reads of a tensor's attributes stay in its graph)."""
         raise NotImplementedError("ch05.2: Record an operation as an FX node with its example value")
 
     def call_graph(self, outputs: list[torch.fx.Node]) -> list[Instruction]:

@@ -149,6 +149,16 @@ def test_a_value_without_tensors_is_a_constant_not_a_node():
 
 
 @pytest.mark.task("ch05.2")
+def test_a_kept_read_is_a_node_though_its_answer_is_a_constant():
+    """A tensor's `itemsize` is folded into the graph (`x * 4`), and its `getattr` node
+    stays, as in torch.compile's graph: `create_node(..., keep=True)`."""
+    comparison = assert_same_as_torch(programs.attribute_reads, torch.randn(3))
+    kept = [node for node in call_nodes(comparison.minidynamo.graphs[0])
+            if node.target is getattr]
+    assert [node.args[1] for node in kept] == ["itemsize", "is_leaf"]
+
+
+@pytest.mark.task("ch05.2")
 def test_an_item_write_is_a_node_though_it_returns_none():
     """`y[0] = 5.0` is operator.setitem, whose result holds no tensor: it is recorded
     anyway, because it changes y (a mutating op is never folded into a constant)."""

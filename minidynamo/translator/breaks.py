@@ -350,6 +350,13 @@ class GraphBreakMixin:
         into a temporary, before anything is written back."""
         stack_temps: list[str | None] = []
         self.state_values: dict[str, VariableTracker] = {}
+        if names is None:
+            names = []
+            for inst in resume_at:
+                names += [name for name in self.live_locals(inst) if name not in names]
+        cells = [cell.contents for cell in self.own_cells().values()]
+        codegen.make_new_objects_first([*stack, *(self.symbolic_locals[name] for name in names),
+                                        *cells, *self.output.side_effects.written_values()])
         for value in stack:
             if isinstance(value, NullVariable):
                 stack_temps.append(None)
@@ -357,14 +364,11 @@ class GraphBreakMixin:
                 codegen(value)
                 stack_temps.append(codegen.store_temporary())
                 self.state_values[stack_temps[-1]] = value.realize()
-        if names is None:
-            names = []
-            for inst in resume_at:
-                names += [name for name in self.live_locals(inst) if name not in names]
         local_temps = {}
         for name in names:
             codegen(self.symbolic_locals[name])
             local_temps[name] = codegen.store_temporary()
+        codegen.fill_new_objects()
         return FrameState(stack_temps, local_temps)
 
     def live_locals(self: InstructionTranslator, inst: Instruction) -> list[str]:

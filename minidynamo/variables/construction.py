@@ -132,16 +132,17 @@ def _python_new(cls: type) -> types.FunctionType | None:
 
 def new_instance(
     tx: Translator, cls: type, items: tuple[VariableTracker, ...] = (),
-    class_source: Source | None = None,
+    class_source: Source | None = None, new_args: tuple[VariableTracker, ...] = (),
 ) -> UserDefinedObjectVariable:
     """A new, empty instance of `cls` (what the builtin `__new__` makes): an object, or
     for a container subclass an object with its part (a tuple's holds `items`).
     `class_source` is where the class was read: the guards on what the instance finds
-    on its class (`__enter__`, a property's getter) read it again there."""
+    on its class (`__enter__`, a property's getter) read it again there. `new_args`
+    are the constructor's arguments, passed to the base's `__new__` when it is remade."""
     base = container_base(cls)
     if base is None:
         obj = UserDefinedObjectVariable(None, cls, object_id=new_object_id(),
-                                        class_source=class_source)
+                                        class_source=class_source, new_args=new_args)
     elif base in DICT_BASES:
         contents = DictPartVariable({}, base, object_id=new_object_id())
         tx.output.side_effects.track_new(contents)
@@ -151,7 +152,7 @@ def new_instance(
         part = (TupleVariable if base is tuple else ListVariable)(items, object_id=new_object_id())
         tx.output.side_effects.track_new(part)
         obj = UserDefinedSequenceVariable(None, cls, contents=part, object_id=new_object_id(),
-                                          class_source=class_source)
+                                          class_source=class_source, new_args=new_args)
     tx.output.side_effects.track_new(obj)
     return obj
 
@@ -179,7 +180,8 @@ def _construct(
         if base is tuple and len(args) > 1:
             raise_observed(TypeError, f"tuple expected at most 1 argument, got {len(args)}")
     items = tuple(args[0].unpack_var_sequence(tx)) if base is tuple and args else ()
-    obj = new_instance(tx, cls, items, class_variable.source)
+    new_args = () if base in DICT_BASES else tuple(args)  # TorchDynamo's `init_args`
+    obj = new_instance(tx, cls, items, class_variable.source, new_args)
     if own_init:
         UserFunctionVariable(cls.__init__).call_function(tx, [obj, *args], kwargs)
     elif base in DICT_BASES:

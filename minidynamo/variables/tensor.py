@@ -18,6 +18,8 @@ Compare with TorchDynamo: `torch/_dynamo/variables/tensor.py` (`TensorVariable`,
 
 from __future__ import annotations
 
+import operator
+import types
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Sequence
 
@@ -32,6 +34,7 @@ from minidynamo.exc import (
     graph_break,
     raise_observed,
 )
+from minidynamo.shapes import is_symbolic
 from minidynamo.sources import AttrSource
 from minidynamo.variables.base import VariableTracker
 from minidynamo.variables.constant import constant
@@ -40,10 +43,11 @@ if TYPE_CHECKING:
     from minidynamo.codegen import PyCodegen
     from minidynamo.translator.base import InstructionTranslatorBase as Translator
 
-# Attributes answered from the FakeTensor's metadata, as constants.
+# Attributes answered from the FakeTensor's metadata, as constants, no node (TorchDynamo's
+# `method_attr_*` of TensorVariable).
 CONSTANT_ATTRIBUTES = frozenset({
     "dtype", "device", "ndim", "shape", "layout", "requires_grad", "is_cuda",
-    "is_cpu", "is_sparse", "is_quantized", "is_meta", "is_leaf", "is_nested", "itemsize",
+    "is_sparse", "is_quantized", "is_nested",
 })
 
 # Methods whose answer is the FakeTensor's metadata: folded to constants, no node.
@@ -54,6 +58,21 @@ CONSTANT_METHODS = frozenset({
 
 # Attributes that are tensors themselves: a `getattr` node, like `l_x_.T`.
 TENSOR_ATTRIBUTES = frozenset({"T", "mT", "H", "mH", "real", "imag", "data"})
+
+# Autograd's state and the tensor object's internals: not read while tracing.
+AUTOGRAD_ATTRIBUTES = frozenset({
+    "grad", "_grad", "grad_fn", "_grad_fn", "_version", "retains_grad", "_backward_hooks",
+    "_post_accumulate_grad_hooks", "_cdata", "_python_dispatch", "volatile", "name",
+    "grad_dtype", "_has_symbolic_sizes_strides",
+})
+
+# The tensor type's other data descriptors (`x.itemsize`, `x.nbytes`, `x.is_leaf`,
+# `x.is_cpu`): read with a `getattr` node that TorchDynamo keeps even when nothing uses
+# it, the answer computed on the FakeTensor (a constant when it is not a tensor).
+NODE_READ_ATTRIBUTES = frozenset(
+    name for name, attribute in vars(torch._C.TensorBase).items()
+    if type(attribute) is types.GetSetDescriptorType
+) - CONSTANT_ATTRIBUTES - TENSOR_ATTRIBUTES - AUTOGRAD_ATTRIBUTES
 
 # Methods that need the tensor's data as a Python value.
 DATA_DEPENDENT_METHODS = frozenset({
@@ -95,6 +114,15 @@ class TensorVariable(VariableTracker):
         if name in TENSOR_ATTRIBUTES:  # a node, but reloaded from `x.T` if it is returned
             result = tx.output.create_node(tx, "call_function", getattr, [self, constant(name)], {})
             return result.clone(source=AttrSource(self.source, name)) if self.source else result
+        if name == "nbytes" and is_symbolic(self.example_value.numel()):
+            from minidynamo.variables.builtins import BuiltinVariable  # the fake cannot answer
+
+            numel = self.call_method(tx, "numel", [], {})
+            itemsize = constant(self.example_value.itemsize)
+            return BuiltinVariable(operator.mul).call_function(tx, [numel, itemsize], {})
+        if name in NODE_READ_ATTRIBUTES:
+            return tx.output.create_node(tx, "call_function", getattr, [self, constant(name)], {},
+                                         keep=True)
         if callable(getattr(torch.Tensor, name, None)):
             return GetAttrVariable(self, name)  # a method: called by call_method
         if not hasattr(self.class_, name) and not has_own_attribute(tx, self, name):

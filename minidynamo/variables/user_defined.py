@@ -386,6 +386,9 @@ class UserDefinedObjectVariable(VariableTracker):
     cls: type
     attributes: dict[str, VariableTracker] = field(default_factory=dict)
     class_source: Source | None = None  # made while tracing: where its class was read
+    # made while tracing by `cls(*args)`: the args, passed on to the base's `__new__` when
+    # it is remade, as TorchDynamo does (its `init_args`; `make_empty`)
+    new_args: tuple[VariableTracker, ...] = ()
     children_fields = ("attributes",)
 
     def python_type(self) -> type:
@@ -509,23 +512,57 @@ class UserDefinedObjectVariable(VariableTracker):
         return self.get_iterator(tx).unpack_var_sequence(tx)
 
     def reconstruct(self, codegen: PyCodegen) -> None:
-        """A new object escapes: `object.__new__(cls)`, then `object.__setattr__` sets each
-        attribute (the class's own `__setattr__` already ran while tracing, and a frozen
-        dataclass's would refuse). An object from outside the frame reached where no
-        source says (a `Field` of `dataclasses.fields(obj)`) is that very object."""
+        """A new object escapes: made empty by its builtin base's `__new__` (`make_empty`),
+        then filled (`fill`): the class's own `__new__`, `__init__` and `__setattr__`
+        already ran while tracing, and a frozen dataclass's would refuse. The frame's code
+        makes every escaping new object first, before the values that reach it, and fills
+        it after them (`PyCodegen.make_new_objects_first`), as TorchDynamo does. An object
+        from outside the frame reached where no source says (a `Field` of
+        `dataclasses.fields(obj)`) is that very object."""
         if self.value is not None:
-            codegen.load_object(self.value)
-        else:
-            codegen.load_callable(object.__new__)
-            codegen.load_object(self.cls)
-            codegen.call_function(1)
-        for name, value in self.attributes.items():
-            codegen.load_callable(object.__setattr__)  # obj, NULL, object.__setattr__
-            codegen.append("COPY", arg=3)
+            return codegen.load_object(self.value)
+        self.make_empty(codegen)
+        codegen.load_callable(fill_instance)  # obj, NULL, fill_instance
+        codegen.append("COPY", arg=3)
+        self.load_items_and_attributes(codegen)
+        codegen.call_function(3)
+        codegen.append("POP_TOP")
+
+    def make_empty(self, codegen: PyCodegen) -> None:
+        """Push `new_instance_of(cls, *args)`: the base's `__new__` given the constructor's
+        arguments, so they are loaded (and a tensor among them made a graph output) where
+        TorchDynamo loads them; a tuple subclass's are its items."""
+        arguments = self.empty_arguments(codegen)
+        codegen.load_callable(new_instance_of)
+        codegen.load_object(self.cls)
+        for argument in arguments:
+            codegen(argument)
+        codegen.call_function(1 + len(arguments))
+
+    def empty_arguments(self, codegen: PyCodegen) -> tuple[VariableTracker, ...]:
+        return self.new_args
+
+    def fill(self, codegen: PyCodegen) -> None:
+        """`fill_instance(obj, items, {attributes})` on the instance made empty, which
+        `make_new_objects_first` keeps in a temporary."""
+        codegen.load_callable(fill_instance)
+        codegen.append("LOAD_FAST", argval=codegen.cached_objects[self.object_id])
+        self.load_items_and_attributes(codegen)
+        codegen.call_function(3)
+        codegen.append("POP_TOP")
+
+    def load_items_and_attributes(self, codegen: PyCodegen) -> None:
+        """Push the items a container subclass is filled with (`()` for others), then
+        the attributes as a dict."""
+        self.load_items(codegen)
+        attributes = codegen.output.side_effects.latest(self).attributes
+        for name, value in attributes.items():
             codegen.load_const(name)
             codegen(value)
-            codegen.call_function(3)
-            codegen.append("POP_TOP")
+        codegen.append("BUILD_MAP", arg=len(attributes))
+
+    def load_items(self, codegen: PyCodegen) -> None:
+        codegen.load_const(())
 
     def __repr__(self) -> str:
         return f"UserDefinedObjectVariable({self.cls.__name__})"
@@ -567,40 +604,17 @@ class UserDefinedDictVariable(UserDefinedObjectVariable):
             return tx.output.side_effects.latest(self.contents).get_iterator(tx)
         return super().get_iterator(tx)
 
-    def reconstruct(self, codegen: PyCodegen) -> None:
-        """`rebuild_dict_subclass(cls, {entries}, {attributes})`: the builtin dict's own
-        `__new__` and `__setitem__` and `object.__setattr__`, so no override of the
-        subclass runs again (`ModelOutput.__setitem__` would write attributes too).
-        Returned from the frame, the instance is made empty and filled after the rest of
-        the return value, as torch.compile does (so the graph's outputs come in its order)."""
-        if codegen.deferred is not None:
-            codegen.load_callable(rebuild_dict_subclass)
-            codegen.load_object(self.cls)
-            codegen.append("BUILD_MAP", arg=0)
-            codegen.append("BUILD_MAP", arg=0)
-            codegen.call_function(3)
-            codegen.deferred.append(lambda: self.fill(codegen))
-            return
-        codegen.load_callable(rebuild_dict_subclass)
-        codegen.load_object(self.cls)
-        self.load_entries_and_attributes(codegen)
-        codegen.call_function(3)
+    def empty_arguments(self, codegen: PyCodegen) -> tuple[VariableTracker, ...]:
+        return ()  # dict's `__new__` ignores them: TorchDynamo passes none
 
-    def fill(self, codegen: PyCodegen) -> None:
-        """`fill_dict_subclass(obj, {entries}, {attributes})` on the instance made empty."""
-        codegen.load_callable(fill_dict_subclass)
-        codegen.append("LOAD_FAST", argval=codegen.cached_objects[self.object_id])
-        self.load_entries_and_attributes(codegen)
-        codegen.call_function(3)
-        codegen.append("POP_TOP")
-
-    def load_entries_and_attributes(self, codegen: PyCodegen) -> None:
-        latest = codegen.output.side_effects.latest
-        for mapping in (latest(self.contents).items, latest(self).attributes):
-            for key, value in mapping.items():
-                codegen.load_const(key)
-                codegen(value)
-            codegen.append("BUILD_MAP", arg=len(mapping))
+    def load_items(self, codegen: PyCodegen) -> None:
+        """The entries, a dict set with the base's own `__setitem__` (so no override of
+        the subclass runs again: `ModelOutput.__setitem__` would write attributes too)."""
+        entries = codegen.output.side_effects.latest(self.contents).items
+        for key, value in entries.items():
+            codegen.load_const(key)
+            codegen(value)
+        codegen.append("BUILD_MAP", arg=len(entries))
 
     def __repr__(self) -> str:
         return f"UserDefinedDictVariable({self.cls.__name__})"
@@ -621,44 +635,42 @@ class UserDefinedSequenceVariable(UserDefinedObjectVariable):
             return tx.output.side_effects.latest(self.contents).get_iterator(tx)
         return super().get_iterator(tx)
 
-    def reconstruct(self, codegen: PyCodegen) -> None:
-        """`rebuild_sequence_subclass(cls, items, {attributes})`: the builtin base's own
-        `__new__` (and `list.extend`), so no override of the subclass runs again."""
-        latest = codegen.output.side_effects.latest
-        codegen.load_callable(rebuild_sequence_subclass)
-        codegen.load_object(self.cls)
-        codegen(latest(self.contents))
-        attributes = latest(self).attributes
-        for name, value in attributes.items():
-            codegen.load_const(name)
-            codegen(value)
-        codegen.append("BUILD_MAP", arg=len(attributes))
-        codegen.call_function(3)
+    def empty_arguments(self, codegen: PyCodegen) -> tuple[VariableTracker, ...]:
+        if self.contents.python_type() is tuple:  # immutable: its items from the start
+            return (codegen.output.side_effects.latest(self.contents),)
+        return self.new_args
+
+    def load_items(self, codegen: PyCodegen) -> None:
+        """A list's items (extended with `list.extend`); a tuple's are already in it."""
+        if self.contents.python_type() is tuple:
+            return codegen.load_const(())
+        codegen(codegen.output.side_effects.latest(self.contents))
 
     def __repr__(self) -> str:
         return f"UserDefinedSequenceVariable({self.cls.__name__})"
 
 
-def rebuild_sequence_subclass(cls: type, items: list | tuple, attributes: dict) -> Any:
-    """Runs in generated code: an instance of a list or tuple subclass made while tracing."""
-    obj = tuple.__new__(cls, items) if issubclass(cls, tuple) else list.__new__(cls)
-    if isinstance(obj, list):
+def new_instance_of(cls: type, *constructor_args: Any) -> Any:
+    """Runs in generated code: an empty instance of a class made while tracing, by its
+    builtin base's `__new__` (no override of the class runs again). The constructor's
+    arguments come as TorchDynamo passes them; a tuple's `__new__` takes its items from
+    them, list's and object's ignore them (object's refuses them unless the class has
+    its own `__init__`, which a class made with arguments has)."""
+    base = container_base(cls) or object
+    if base is tuple:
+        return tuple.__new__(cls, *constructor_args)
+    return base.__new__(cls)
+
+
+def fill_instance(obj: Any, items: list | dict | tuple, attributes: dict) -> Any:
+    """Runs in generated code: the items (a list's or a dict's, set with the builtin
+    base's methods) and the attributes (`object.__setattr__`) of a new instance."""
+    base = container_base(type(obj))
+    if base is list:
         list.extend(obj, items)
-    for name, value in attributes.items():
-        object.__setattr__(obj, name, value)
-    return obj
-
-
-def rebuild_dict_subclass(cls: type, entries: dict, attributes: dict) -> Any:
-    """Runs in generated code: an instance of a dict subclass made while tracing."""
-    return fill_dict_subclass(dict_base(cls).__new__(cls), entries, attributes)
-
-
-def fill_dict_subclass(obj: Any, entries: dict, attributes: dict) -> Any:
-    """Runs in generated code: set the entries and attributes of a new instance."""
-    base = dict_base(type(obj))
-    for key, value in entries.items():
-        base.__setitem__(obj, key, value)
+    elif base in DICT_BASES:
+        for key, value in items.items():
+            base.__setitem__(obj, key, value)
     for name, value in attributes.items():
         object.__setattr__(obj, name, value)
     return obj

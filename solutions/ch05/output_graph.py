@@ -67,12 +67,16 @@ class OutputGraph:
         target: Any,
         args: Sequence[VariableTracker],
         kwargs: dict[str, VariableTracker],
+        *,
+        keep: bool = False,
     ) -> VariableTracker:
-        """Record `target(*args, **kwargs)` (kind "call_function" or "call_method")."""
+        """Record `target(*args, **kwargs)` (kind "call_function" or "call_method").
+        A call whose answer is a plain value is folded to it, no node, unless `keep`
+        (TorchDynamo's reads of a tensor's attributes stay in its graph)."""
         node_args = tuple(arg.realize().as_proxy() for arg in args)
         node_kwargs = {name: value.realize().as_proxy() for name, value in kwargs.items()}
         example = self.run_on_fakes(kind, target, node_args, node_kwargs)
-        if not holds_graph_value(example) and not has_side_effect(kind, target):
+        if not (holds_graph_value(example) or keep or has_side_effect(kind, target)):
             return constant(example)  # x.dim(), torch.is_tensor(x): known now, no node
         node = self.graph.create_node(kind, target, node_args, node_kwargs)
         node.meta["example_value"] = example
