@@ -260,9 +260,10 @@ class SharedPrefixes:
     """
 
     def __init__(self, sources: Iterable[Source]) -> None:
+        self.lengths: dict[Source, int | None] = {}  # `base_length`'s answers
         branches: dict[str, set[str]] = {}  # a start's name -> the links that follow it
         for source in sources:
-            chain = chain_of(source)
+            chain = chain_of(source, self.lengths)
             for start, after in zip(chain, chain[1:]):
                 branches.setdefault(start.name(), set()).add(after.name())
         # kept: a start where paths part (a local itself, `L['self']`, is one LOAD_FAST)
@@ -271,7 +272,7 @@ class SharedPrefixes:
 
     def load(self, source: Source) -> list[Instruction]:
         """The instructions that push `source`, through the locals of its shared starts."""
-        chain = chain_of(source)
+        chain = chain_of(source, self.lengths)
         done = 0
         for index in range(len(chain) - 1, -1, -1):  # the deepest start already kept
             if chain[index].name() in self.locals:
@@ -280,7 +281,7 @@ class SharedPrefixes:
         instructions = ([create_instruction("LOAD_FAST", argval=self.locals[chain[done - 1].name()])]
                         if done else [])
         for link in chain[done:]:
-            instructions += own_instructions(link) if instructions else link.reconstruct()
+            instructions += own_instructions(link, self.lengths) if instructions else link.reconstruct()
             if link.name() in self.shared and link is not source and hasattr(link, "base"):
                 local = self.locals[link.name()] = f"___prefix_{len(self.locals)}"
                 instructions += [create_instruction("COPY", arg=1),
@@ -288,21 +289,31 @@ class SharedPrefixes:
         return instructions
 
 
-def chain_of(source: Source) -> list[Source]:
+def chain_of(source: Source, lengths: dict[Source, int | None]) -> list[Source]:
     """`source` and the sources it starts from, outermost first: `L['self']`,
     `L['self']._modules`, ... A base whose loads do not begin the source's own
     (`own_instructions`) ends the chain there: the source is loaded whole."""
     chain = [source]
-    while isinstance(base := getattr(chain[0], "base", None), Source) and (
-            own_instructions(chain[0]) is not None):
-        chain.insert(0, base)
+    while isinstance(getattr(chain[0], "base", None), Source) and (
+            base_length(chain[0], lengths) is not None):
+        chain.insert(0, chain[0].base)
     return chain
 
 
-def own_instructions(source: Source) -> list[Instruction] | None:
+def own_instructions(source: Source, lengths: dict[Source, int | None]) -> list[Instruction] | None:
     """What `source` adds to its base's loads (`LOAD_ATTR fc`), or None when its
     instructions do not begin with its base's."""
-    whole, start = source.reconstruct(), source.base.reconstruct()
-    if [(i.opname, i.argval) for i in whole[:len(start)]] != [(i.opname, i.argval) for i in start]:
-        return None
-    return whole[len(start):]
+    length = base_length(source, lengths)
+    return None if length is None else source.reconstruct()[length:]
+
+
+def base_length(source: Source, lengths: dict[Source, int | None]) -> int | None:
+    """How many of `source`'s load instructions are its base's, or None when they do
+    not begin with its base's; remembered in `lengths` (every link of every graph
+    input's path is asked, and the 25 layers of a module share their starts)."""
+    if source not in lengths:
+        whole, start = source.reconstruct(), source.base.reconstruct()
+        same = [(i.opname, i.argval) for i in whole[:len(start)]] == \
+            [(i.opname, i.argval) for i in start]
+        lengths[source] = len(start) if same else None
+    return lengths[source]

@@ -484,23 +484,29 @@ def eval_source(name: str, L: dict, G: dict) -> Any:
 STRING_LITERAL = re.compile(r"'(?:[^'\\]|\\.)*'" + r'|"(?:[^"\\]|\\.)*"')
 
 
-def substitute(code: str, expression: str, local: str) -> str:
-    """`code` with each use of `expression` replaced by `local`: whole expressions only,
-    never inside a string literal (a key `'GPT2'` does not contain the globals `G`)."""
-    if expression not in code:  # a longer expression that held it was replaced already
-        return code
+def substitute(code: str, locals_: dict[str, str]) -> str:
+    """`code` with each use of an expression of `locals_` replaced by its local: whole
+    expressions only, the longest first (`L['self']._modules` before `L['self']`), never
+    inside a string literal (a key `'GPT2'` does not contain the globals `G`). One pass
+    over the code: each use found is kept unless a longer one already covers it."""
     strings = [match.span() for match in STRING_LITERAL.finditer(code)]
     string_starts = [first for first, _ in strings]
+    taken: list[tuple[int, int, str]] = []  # (start, end, local), the replacements
+    covered = bytearray(len(code))  # 1 where a replacement already is
+    for expression in sorted(locals_, key=len, reverse=True):
+        for start in _occurrences(code, expression):
+            end = start + len(expression)
+            before_it = bisect.bisect_left(string_starts, start) - 1  # the last literal before it
+            inside = before_it >= 0 and start < strings[before_it][1]
+            before = code[start - 1] if start else " "
+            after = code[end] if end < len(code) else " "
+            if inside or before.isidentifier() or before in ".'\"" or after.isidentifier() \
+                    or after.isdigit() or covered.find(1, start, end) != -1:
+                continue
+            taken.append((start, end, locals_[expression]))
+            covered[start:end] = b"\x01" * (end - start)
     pieces, position = [], 0
-    for start in _occurrences(code, expression):
-        end = start + len(expression)
-        before_it = bisect.bisect_left(string_starts, start) - 1  # the last literal before it
-        inside = before_it >= 0 and start < strings[before_it][1]
-        before = code[start - 1] if start else " "
-        after = code[end] if end < len(code) else " "
-        if inside or before.isidentifier() or before in ".'\"" or after.isidentifier() \
-                or after.isdigit():
-            continue
+    for start, end, local in sorted(taken):
         pieces += [code[position:start], local]
         position = end
     return "".join(pieces) + code[position:]
@@ -542,9 +548,7 @@ class CheckFunction:
         for guard in self.guards:
             for source in guard.sources():
                 self._fetch(source, locals_, lines)
-            code = guard.code
-            for expression in sorted([e for e in locals_ if e in code], key=len, reverse=True):
-                code = substitute(code, expression, locals_[expression])
+            code = substitute(guard.code, {e: local for e, local in locals_.items() if e in guard.code})
             where = guard.user_line.strip()
             lines.append(f"        if not ({code}):  # {guard.kind}" + (f": {where}" if where else ""))
             lines.append("            return False")
@@ -697,12 +701,12 @@ def fast_form(guard: Guard) -> Guard:
     checker = TensorGuards(value, dynamic_dims_sizes=[list(facts.size)],
                            dynamic_dims_strides=[list(facts.stride)])
     name = _ref_name(refs := {}, "tensor_check", checker)
-    readable = eval(f"lambda L, G: {guard.code}", {**CHECK_GLOBALS, **KEY_NAMES, **guard.refs})
     shown = display_name(guard.source.name())
 
     def reason(L: dict, G: dict) -> str | None:
         try:
-            line_holds = readable(L, G)
+            line_holds = eval(guard.code, {**CHECK_GLOBALS, **KEY_NAMES, **guard.refs},
+                              {"L": L, "G": G})
         except Exception:  # noqa: BLE001 (the source is gone: the line's reason says so)
             line_holds = False
         if not line_holds:

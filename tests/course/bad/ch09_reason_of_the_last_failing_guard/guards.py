@@ -94,9 +94,7 @@ class CheckFunction:
         for guard in self.guards:
             for source in guard.sources():
                 self._fetch(source, locals_, lines)
-            code = guard.code
-            for expression in sorted(locals_, key=len, reverse=True):
-                code = substitute(code, expression, locals_[expression])
+            code = substitute(guard.code, {e: local for e, local in locals_.items() if e in guard.code})
             where = guard.user_line.strip()
             lines.append(f"        if not ({code}):  # {guard.kind}" + (f": {where}" if where else ""))
             lines.append("            return False")
