@@ -31,6 +31,7 @@ object, tried newest first), `convert_frame.py` (`recompile_limit`,
 
 from __future__ import annotations
 
+import functools
 import inspect
 import itertools
 import types
@@ -226,13 +227,19 @@ def binder_code(code: types.CodeType, with_free_variables: bool = True) -> types
     cells = "".join(f"    {name} = None\n" for name in free)
     source = (f"def ___outer():\n{cells}"
               f"    def ___bind({', '.join(params)}):\n        return {{{body}}}\n")
-    namespace: dict[str, Any] = {}
-    exec(compile(source, "<minidynamo binder>", "exec"), namespace)
-    bind_code = next(c for c in namespace["___outer"].__code__.co_consts
-                     if isinstance(c, types.CodeType))
+    bind_code = _compiled_binder(source)
     if bind_code.co_freevars != free:  # CPython ordered them differently (generated code)
         return binder_code(code, with_free_variables=False)
     return bind_code
+
+
+@functools.lru_cache(maxsize=1024)
+def _compiled_binder(source: str) -> types.CodeType:
+    """The code of `___bind` in a binder's source (functions of one signature share it:
+    a code object is immutable, and each binder gets its own defaults and closure)."""
+    namespace: dict[str, Any] = {}
+    exec(compile(source, "<minidynamo binder>", "exec"), namespace)
+    return next(c for c in namespace["___outer"].__code__.co_consts if isinstance(c, types.CodeType))
 
 
 def _bind_slowly(fn: types.FunctionType, args: tuple, kwargs: dict[str, Any]):

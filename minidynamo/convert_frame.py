@@ -35,6 +35,7 @@ Compare with TorchDynamo: `torch/_dynamo/convert_frame.py` (`_compile`,
 from __future__ import annotations
 
 import collections
+import copy
 import functools
 import inspect
 import logging
@@ -99,13 +100,20 @@ def spelled_as_in_code(code: types.CodeType, f_locals: dict[str, Any]) -> dict[s
 
 
 def prologue(code: types.CodeType) -> list[Instruction]:
-    """The instructions up to RESUME: cell creation and free-variable copying."""
-    instructions = []
-    for inst in scan(code):
-        instructions.append(inst)
-        if inst.opname == "RESUME":
-            break
-    return instructions
+    """The instructions up to RESUME: cell creation and free-variable copying. Scanned
+    once per code object; each transformed code gets copies of its own."""
+    if code not in _prologues:
+        instructions = []
+        for inst in scan(code):
+            instructions.append(inst)
+            if inst.opname == "RESUME":
+                break
+        _prologues[code] = instructions
+    return [copy.copy(inst) for inst in _prologues[code]]
+
+
+_prologues: weakref.WeakKeyDictionary[types.CodeType, list[Instruction]] = \
+    weakref.WeakKeyDictionary()
 
 
 def transform_code(

@@ -25,6 +25,7 @@ it raises on purpose:
                PRELUDE's `Recorder` (it writes entering and leaving to `EVENTS`)
     generators `ramp(u, m)` consumed by `list`, `sum` and `for`; generator expressions
     breaks     `.tolist()`, `.item()`, a branch on a tensor, inside helpers too
+    identity   an alias updated in place (`+=`, `mul_`, `add_`) compared with `is`
 
 Blocks (`if`, `for`, `while`, `with`, `try`, closures) get a copy of the scope: a
 name bound inside one is forgotten after it, so nothing is used that one path did
@@ -328,6 +329,19 @@ class ProgramWriter:
             return [f"{target} = {self.tensor(scope)}"]
         return [f"{target} = {target} + {self.number(1, 2)}"]
 
+    def rule_in_place(self, scope: Scope) -> list[str]:
+        """An alias updated in place, then asked whether it is still the tensor it was
+        taken from (`u = x; u += 2; same = u is x`: True, as an in-place op returns its
+        input; the input itself changes, and the calls compare it with eager's)."""
+        source = self.pick(scope.of(TENSOR))
+        alias = self.fresh("t")
+        scope.names[alias] = TENSOR
+        amount = self.pick(["2", "0.5"] + scope.of(INT))
+        update = self.pick([f"{alias} += {amount}", f"{alias} = {alias}.mul_({amount})",
+                            f"{alias}.add_({amount})"])
+        same = self.bind(scope, BOOL)
+        return [f"{alias} = {source}", update, f"{same} = {alias} is {source}"]
+
     def rule_pair(self, scope: Scope) -> list[str]:
         """`p = Pair(t, i)`: a dataclass instance made in the body."""
         value = f"Pair({self.tensor(scope)}, {self.integer(scope)})"
@@ -484,7 +498,7 @@ class ProgramWriter:
 SIMPLE_RULES = ["tensor", "tensor", "integer", "tolist", "item", "read_item", "move_item",
                 "list_mutation", "new_list", "dict_mutation", "new_dict", "attribute", "helper",
                 "lambda", "boolean", "tolist", "read_item", "move_item", "list_mutation",
-                "pair", "global", "event", "generator", "escape"]
+                "pair", "global", "event", "generator", "escape", "in_place"]
 BREAK_RULES = {"tolist", "item", "helper", "boolean"}  # may break the graph
 BLOCK_RULES = ["if", "if", "for", "while", "with", "with", "closure", "try", "try"]
 

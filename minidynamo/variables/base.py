@@ -43,6 +43,7 @@ mutated in place; an earlier TorchDynamo used immutable trackers and
 from __future__ import annotations
 
 import dataclasses
+import functools
 import inspect
 import itertools
 import types
@@ -227,11 +228,19 @@ def call_checked(
     what: str,
 ) -> VariableTracker:
     """`handler(tx, *args, **kwargs)`; wrong arguments are the user's TypeError, a clear break."""
+    function = getattr(handler, "__func__", handler)  # a bound method: self comes first
+    bound_to = (handler.__self__,) if function is not handler else ()
     try:
-        inspect.signature(handler).bind(tx, *args, **kwargs)
+        signature_of(function).bind(*bound_to, tx, *args, **kwargs)
     except TypeError as error:
         graph_break(EXCEPTION_IN_TRACED_CODE, f"{what}() called with bad arguments: {error}")
     return handler(tx, *args, **kwargs)
+
+
+@functools.lru_cache(maxsize=None)
+def signature_of(handler: Callable[..., Any]) -> inspect.Signature:
+    """A handler's signature (handlers are the trackers' methods: a fixed set)."""
+    return inspect.signature(handler)
 
 
 def method_handler_name(name: str) -> str:
