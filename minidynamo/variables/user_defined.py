@@ -540,6 +540,7 @@ class UserDefinedObjectVariable(VariableTracker):
         codegen.call_function(1 + len(arguments))
 
     def empty_arguments(self, codegen: PyCodegen) -> tuple[VariableTracker, ...]:
+        """What `make_empty` passes to `new_instance_of` after the class."""
         return self.new_args
 
     def fill(self, codegen: PyCodegen) -> None:
@@ -562,6 +563,7 @@ class UserDefinedObjectVariable(VariableTracker):
         codegen.append("BUILD_MAP", arg=len(attributes))
 
     def load_items(self, codegen: PyCodegen) -> None:
+        """A plain object has no items."""
         codegen.load_const(())
 
     def __repr__(self) -> str:
@@ -653,9 +655,9 @@ class UserDefinedSequenceVariable(UserDefinedObjectVariable):
 def new_instance_of(cls: type, *constructor_args: Any) -> Any:
     """Runs in generated code: an empty instance of a class made while tracing, by its
     builtin base's `__new__` (no override of the class runs again). The constructor's
-    arguments come as TorchDynamo passes them; a tuple's `__new__` takes its items from
-    them, list's and object's ignore them (object's refuses them unless the class has
-    its own `__init__`, which a class made with arguments has)."""
+    arguments are loaded where TorchDynamo loads them (so the graph's outputs come in its
+    order); only a tuple's `__new__` uses them, its items. list's and object's are
+    called without them."""
     base = container_base(cls) or object
     if base is tuple:
         return tuple.__new__(cls, *constructor_args)
