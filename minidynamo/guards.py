@@ -42,6 +42,7 @@ from __future__ import annotations
 import bisect
 import builtins
 import collections
+import functools
 import itertools
 import re
 import sys
@@ -200,6 +201,7 @@ class Guard:
         return f"{text:<60}# {self.user_line}" if self.user_line else text
 
 
+@functools.lru_cache(maxsize=4096)
 def display_name(code: str) -> str:
     """`L['x'].shape` -> `x.shape`: torch prints frame locals by their names."""
     return re.sub(r"L\['([A-Za-z_][A-Za-z0-9_]*)'\]", r"\1", code)
@@ -393,10 +395,12 @@ class GuardSet:
         self._add(Guard("DUPLICATE_INPUT", source, f"{first.name()} is {source.name()}"))
 
     def no_aliasing(self, sources: Iterable[Source]) -> None:
+        sources = list(sources)
         names = [source.name() for source in sources]
         if len(names) > 1:
             ids = ", ".join(f"id({name})" for name in names)
-            self._add(Guard("NO_ALIASING", None, f"len({{{ids}}}) == {len(names)}", user_line=" "))
+            self._add(Guard("NO_ALIASING", None, f"len({{{ids}}}) == {len(names)}", user_line=" ",
+                            others=tuple(sources)))
 
 
 MODULE_HOOKS = ("_forward_hooks", "_forward_pre_hooks", "_backward_hooks", "_backward_pre_hooks")
@@ -538,17 +542,18 @@ class CheckFunction:
         """The check function's source: one `if not (...)` per guard, in the order added,
         commented with the guard's kind and the user line that added it.
 
-        Each source a guard reads is fetched once into a local (`___v0 = L['self']`,
-        `___v1 = ___v0._modules`: `_fetch`), as TorchDynamo's guard tree walks each path
-        once, and the guard's code reads the locals (`substitute`: whole expressions,
-        never inside a string literal, so a key `'GPT2'` keeps its `G`). An exception
-        means False."""
+        Each source a guard reads (`Guard.sources`) is fetched once into a local
+        (`___v0 = L['self']`, `___v1 = ___v0._modules`: `_fetch`), as TorchDynamo's guard
+        tree walks each path once, and the guard's code reads the locals (`substitute`:
+        whole expressions, never inside a string literal, so a key `'GPT2'` keeps its
+        `G`). An exception means False."""
         lines = ["def ___check(L, G):", "    try:"]
         locals_: dict[str, str] = {}  # source expression -> the local that holds it
         for guard in self.guards:
-            for source in guard.sources():
-                self._fetch(source, locals_, lines)
-            code = substitute(guard.code, {e: local for e, local in locals_.items() if e in guard.code})
+            read = {source.name(): self._fetch(source, locals_, lines) for source in guard.sources()}
+            if not read:  # a guard over the whole frame (SHAPE_ENV): whatever it names
+                read = {name: local for name, local in locals_.items() if name in guard.code}
+            code = substitute(guard.code, read)
             where = guard.user_line.strip()
             lines.append(f"        if not ({code}):  # {guard.kind}" + (f": {where}" if where else ""))
             lines.append("            return False")
@@ -667,7 +672,8 @@ def all_unmarked(marks: list[Guard]) -> Guard:
     dicts = ", ".join(f"**{guard.source.name()}.__dict__" for guard in marks)
     return Guard("DIMENSION_DYNAMIC_MARKING", None, f"___no_marks.isdisjoint({{{dicts}}})",
                  dict(marks[0].refs), reason=_first_reason(marks), user_line=" ",
-                 text=" and ".join(display_name(guard.code) for guard in marks))
+                 text=" and ".join(display_name(guard.code) for guard in marks),
+                 others=tuple(guard.source for guard in marks))
 
 
 def _first_reason(guards: list[Guard]) -> Callable[[dict, dict], str | None]:

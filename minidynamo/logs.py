@@ -69,8 +69,15 @@ def set_logs(**enabled: bool) -> None:
 
 
 def is_enabled(name: str) -> bool:
-    """Whether a log would print; check it before formatting an expensive message."""
-    return logging.getLogger(f"minidynamo.{name}").isEnabledFor(logging.DEBUG)
+    """Whether a log would print; check it before formatting an expensive message (the
+    translator asks before each instruction: the logger is looked up once)."""
+    logger = _loggers.get(name)
+    if logger is None:
+        logger = _loggers[name] = logging.getLogger(f"minidynamo.{name}")
+    return logger.isEnabledFor(logging.DEBUG)
+
+
+_loggers: dict[str, logging.Logger] = {}  # logging keeps its loggers forever: so can we
 
 
 def _configure_from_environment() -> None:

@@ -22,17 +22,29 @@ Compare with TorchDynamo: `torch/_dynamo/source.py` (`LocalSource`,
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 import re
 import sys
 import types
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Callable
 
 from minidynamo.bytecode import Instruction, create_instruction
 
 
 class Source:
     """The path from a frame to a value. Subclasses are frozen dataclasses."""
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        """Each subclass's `name` and hash are computed once per source: a source is
+        immutable, and a deep one is named and hashed over and over (its guards, its
+        placeholder, every source built on it). The hash is set before `@dataclass`
+        runs, so that the dataclass keeps it instead of generating its own."""
+        super().__init_subclass__(**kwargs)
+        if "name" in cls.__dict__:
+            cls.name = _named_once(cls.__dict__["name"])
+        cls.__hash__ = _hash_once  # type: ignore[method-assign]
 
     def name(self) -> str:
         """The guard name: a Python expression over `L` (locals) and `G` (globals)."""
@@ -62,6 +74,29 @@ class Source:
 
     def __str__(self) -> str:
         return self.name()
+
+
+def _named_once(name: Callable[[Source], str]) -> Callable[[Source], str]:
+    """`name`, its answer kept in the source's `__dict__` (a frozen dataclass's fields
+    are not touched: equality and hashing stay those of the fields)."""
+    @functools.wraps(name)
+    def remembered(self: Source) -> str:
+        try:
+            return self.__dict__["_name"]
+        except KeyError:
+            named = self.__dict__["_name"] = name(self)
+            return named
+    return remembered
+
+
+def _hash_once(self: Source) -> int:
+    """The hash of the source's fields (what the dataclass's `__eq__` compares), kept."""
+    try:
+        return self.__dict__["_hash"]
+    except KeyError:
+        fields = tuple(getattr(self, field.name) for field in dataclasses.fields(self))
+        hashed = self.__dict__["_hash"] = hash(fields)
+        return hashed
 
 
 @dataclass(frozen=True)

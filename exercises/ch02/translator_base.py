@@ -24,9 +24,10 @@ import dis
 import linecache
 import re
 import types
+import weakref
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 from minidynamo import config, logs
-from minidynamo.bytecode import Instruction
+from minidynamo.bytecode import Instruction, scan
 from minidynamo.exc import MISSING_BYTECODE_HANDLER, UNSUPPORTED_PYTHON_FEATURE, ObservedException, Unsupported, UserFrame, graph_break
 from minidynamo.translator.calls import CallHandlers
 from minidynamo.translator.containers import ContainerHandlers

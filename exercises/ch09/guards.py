@@ -25,6 +25,7 @@ from __future__ import annotations
 import bisect
 import builtins
 import collections
+import functools
 import itertools
 import re
 import sys
@@ -69,11 +70,11 @@ class CheckFunction:
         """The check function's source: one `if not (...)` per guard, in the order added,
         commented with the guard's kind and the user line that added it.
 
-        Each source a guard reads is fetched once into a local (`___v0 = L['self']`,
-        `___v1 = ___v0._modules`: `_fetch`), as TorchDynamo's guard tree walks each path
-        once, and the guard's code reads the locals (`substitute`: whole expressions,
-        never inside a string literal, so a key `'GPT2'` keeps its `G`). An exception
-        means False."""
+        Each source a guard reads (`Guard.sources`) is fetched once into a local
+        (`___v0 = L['self']`, `___v1 = ___v0._modules`: `_fetch`), as TorchDynamo's guard
+        tree walks each path once, and the guard's code reads the locals (`substitute`:
+        whole expressions, never inside a string literal, so a key `'GPT2'` keeps its
+        `G`). An exception means False."""
         raise NotImplementedError("ch09.3: Generate the check function: one line per guard, each source fetched once")
 
     def failure_reason(self, L: dict, G: dict) -> str | None:

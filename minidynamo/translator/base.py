@@ -33,10 +33,11 @@ import dis
 import linecache
 import re
 import types
+import weakref
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from minidynamo import config, logs
-from minidynamo.bytecode import Instruction
+from minidynamo.bytecode import Instruction, scan
 from minidynamo.exc import (
     MISSING_BYTECODE_HANDLER,
     UNSUPPORTED_PYTHON_FEATURE,
@@ -58,6 +59,21 @@ from minidynamo.variables.functions import BaseUserFunctionVariable
 
 if TYPE_CHECKING:
     from minidynamo.output_graph import OutputGraph
+
+
+# Each code object's Instructions, scanned once: a translator only reads them (a model
+# calls the same layer's methods many times, a function is traced again at each
+# recompile). Dropped with the code object.
+_scanned: weakref.WeakKeyDictionary[types.CodeType, list[Instruction]] = weakref.WeakKeyDictionary()
+
+
+def instructions_of(code: types.CodeType) -> list[Instruction]:
+    """`scan(code)`, made once per code object and shared: never modify the list."""
+    instructions = _scanned.get(code)
+    if instructions is None:
+        instructions = _scanned[code] = scan(code)
+    return instructions
+
 
 Handler = Callable[["InstructionTranslatorBase", Instruction], None]
 

@@ -17,11 +17,10 @@ from __future__ import annotations
 
 import inspect
 import types
-import weakref
 from typing import Any, Sequence
 
 from minidynamo import config
-from minidynamo.bytecode import Instruction, scan
+from minidynamo.bytecode import Instruction
 from minidynamo.exc import (
     INLINING_TOO_DEEP,
     UNSUPPORTED_PYTHON_FEATURE,
@@ -30,24 +29,12 @@ from minidynamo.exc import (
     graph_break,
     raise_observed,
 )
-from minidynamo.translator.base import InstructionTranslatorBase
+from minidynamo.translator.base import InstructionTranslatorBase, instructions_of
 from minidynamo.translator.exceptions import ExcInfo, handle_exception
 from minidynamo.variables import ConstantVariable, VariableTracker, new_object_id
 from minidynamo.variables.exceptions import is_none
 from minidynamo.variables.iterators import GeneratorVariable
 from minidynamo.variables.functions import BaseUserFunctionVariable
-
-# Each code object's Instructions, scanned once: an inlined translator only reads them
-# (a model calls the same layer's methods many times). Dropped with the code object.
-_scanned: weakref.WeakKeyDictionary[types.CodeType, list[Instruction]] = weakref.WeakKeyDictionary()
-
-
-def instructions_of(code: types.CodeType) -> list[Instruction]:
-    instructions = _scanned.get(code)
-    if instructions is None:
-        instructions = _scanned[code] = scan(code)
-    return instructions
-
 
 UNSUPPORTED_CODE_FLAGS = {
     inspect.CO_COROUTINE: "a coroutine",

@@ -22,7 +22,7 @@ from __future__ import annotations
 import types
 from typing import TYPE_CHECKING, Any
 
-from minidynamo.bytecode import Instruction, scan
+from minidynamo.bytecode import Instruction
 from minidynamo.exc import (
     BREAK_AT_A_STATEMENT_BOUNDARY,
     EXCEPTION_IN_TRACED_CODE,
@@ -31,7 +31,7 @@ from minidynamo.exc import (
     graph_break,
 )
 from minidynamo.sources import LocalCellSource, LocalSource
-from minidynamo.translator.base import InstructionTranslatorBase
+from minidynamo.translator.base import InstructionTranslatorBase, instructions_of
 from minidynamo.translator.breaks import GraphBreakMixin
 from minidynamo.variables import CellVariable, VariableTracker, new_object_id
 from minidynamo.variables.lazy import LazyVariableTracker
@@ -62,7 +62,7 @@ class InstructionTranslator(GraphBreakMixin, InstructionTranslatorBase):
             name: self.free_variable_cell(output, name, cell)
             for name, cell in zip(code.co_freevars, closure or ())
         }
-        super().__init__(output, code, scan(code), symbolic_locals, f_globals, cells)
+        super().__init__(output, code, instructions_of(code), symbolic_locals, f_globals, cells)
         self.output_instructions: list[Instruction] = []
         self.break_points = dict(break_points or {})
         self.one_graph = one_graph  # fullgraph=True: every break is an error

@@ -7,12 +7,11 @@ from __future__ import annotations
 
 import inspect
 import types
-import weakref
 from typing import Any, Sequence
 from minidynamo import config
-from minidynamo.bytecode import Instruction, scan
+from minidynamo.bytecode import Instruction
 from minidynamo.exc import INLINING_TOO_DEEP, UNSUPPORTED_PYTHON_FEATURE, ObservedException, Unsupported, graph_break, raise_observed
-from minidynamo.translator.base import InstructionTranslatorBase
+from minidynamo.translator.base import InstructionTranslatorBase, instructions_of
 from minidynamo.translator.exceptions import ExcInfo, handle_exception
 from minidynamo.variables import ConstantVariable, VariableTracker, new_object_id
 from minidynamo.variables.exceptions import is_none
@@ -21,7 +20,7 @@ from minidynamo.variables.functions import BaseUserFunctionVariable
 
 # defined next to the exercises in the package:
 from minidynamo.translator.inlining import (
-    InliningGeneratorInstructionTranslator, UNSUPPORTED_CODE_FLAGS, instructions_of,
+    InliningGeneratorInstructionTranslator, UNSUPPORTED_CODE_FLAGS,
 )
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import bisect
 import builtins
 import collections
+import functools
 import itertools
 import re
 import sys
@@ -91,17 +92,18 @@ class CheckFunction:
         """The check function's source: one `if not (...)` per guard, in the order added,
         commented with the guard's kind and the user line that added it.
 
-        Each source a guard reads is fetched once into a local (`___v0 = L['self']`,
-        `___v1 = ___v0._modules`: `_fetch`), as TorchDynamo's guard tree walks each path
-        once, and the guard's code reads the locals (`substitute`: whole expressions,
-        never inside a string literal, so a key `'GPT2'` keeps its `G`). An exception
-        means False."""
+        Each source a guard reads (`Guard.sources`) is fetched once into a local
+        (`___v0 = L['self']`, `___v1 = ___v0._modules`: `_fetch`), as TorchDynamo's guard
+        tree walks each path once, and the guard's code reads the locals (`substitute`:
+        whole expressions, never inside a string literal, so a key `'GPT2'` keeps its
+        `G`). An exception means False."""
         lines = ["def ___check(L, G):", "    try:"]
         locals_: dict[str, str] = {}  # source expression -> the local that holds it
         for guard in self.guards:
-            for source in guard.sources():
-                self._fetch(source, locals_, lines)
-            code = substitute(guard.code, {e: local for e, local in locals_.items() if e in guard.code})
+            read = {source.name(): self._fetch(source, locals_, lines) for source in guard.sources()}
+            if not read:  # a guard over the whole frame (SHAPE_ENV): whatever it names
+                read = {name: local for name, local in locals_.items() if name in guard.code}
+            code = substitute(guard.code, read)
             where = guard.user_line.strip()
             lines.append(f"        if not ({code}):  # {guard.kind}" + (f": {where}" if where else ""))
             lines.append("            return False")
