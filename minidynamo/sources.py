@@ -245,6 +245,36 @@ class AttrSource(ChainedSource):
 
 
 @dataclass(frozen=True)
+class GenericAttrSource(ChainedSource):
+    """An attribute as `object.__getattribute__(obj, name)` reads it: Python's lookup
+    without the class's own `__getattribute__`, what such a hook's
+    `super().__getattribute__(name)` returns. Guards and generated code read it that way
+    too, so the hook (a config class's attribute remapping) does not run again, and the
+    value read is the one traced. Named as TorchDynamo names it; its graph placeholder
+    is named as the plain attribute's, as torch.compile's is."""
+
+    member: str
+
+    def name(self) -> str:
+        return f"object.__getattribute__({self.base.name()}, {self.member!r})"
+
+    def placeholder_name(self) -> str:
+        return re.sub(r"[^a-zA-Z0-9]+", "_", f"{self.base.name()}.{self.member}")
+
+    def reconstruct(self) -> list[Instruction]:
+        return [
+            create_instruction("PUSH_NULL"),
+            *ImportSource("builtins").reconstruct(),
+            create_instruction("LOAD_ATTR", argval="object"),
+            create_instruction("LOAD_ATTR", argval="__getattribute__"),
+            *self.base.reconstruct(),
+            create_instruction("LOAD_CONST", argval=self.member),
+            create_instruction("PRECALL", arg=2),
+            create_instruction("CALL", arg=2),
+        ]
+
+
+@dataclass(frozen=True)
 class GetItemSource(ChainedSource):
     """An item of the base value: `L['xs'][0]`, `L['d']['key']`."""
 

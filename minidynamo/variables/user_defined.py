@@ -40,7 +40,7 @@ from minidynamo.exc import (
     graph_break,
     raise_observed,
 )
-from minidynamo.sources import AttrSource, Source
+from minidynamo.sources import AttrSource, GenericAttrSource, Source
 from minidynamo.variables.base import KnownFunctionVariable, VariableTracker, new_object_id
 from minidynamo.variables.constant import ConstantVariable, constant
 from minidynamo.variables.lazy import build_lazily
@@ -163,7 +163,7 @@ def object_attribute(
     from minidynamo.variables.builder import VariableBuilder
 
     attribute = _lookup_static(cls, name)
-    source = AttrSource(obj.source, name) if obj.source else None
+    source = attribute_source(obj, name)
     if isinstance(attribute, BUILTIN_DATA_DESCRIPTORS):
         return builtin_data_descriptor(tx, obj, value, cls, name, attribute, source)
     if attribute is not _MISSING and is_data_descriptor(attribute):
@@ -172,7 +172,7 @@ def object_attribute(
     if name in instance_dict:
         return build_lazily(tx.output, instance_dict[name], source)
     if obj.source is not None and isinstance(instance_dict, dict):  # not shadowed, next time too
-        tx.output.guards.not_in_dict(AttrSource(obj.source, "__dict__"), name)
+        tx.output.guards.not_in_dict(attribute_source(obj, "__dict__"), name)
     if attribute is not _MISSING:
         return class_attribute(tx, obj, cls, name, attribute, source)
     custom_getattr = _lookup_static(cls, "__getattr__")
@@ -237,8 +237,20 @@ def type_source(obj: VariableTracker) -> Source | None:
     object passed in, the class's own source for one made while tracing (its class
     was called: `Recorder('r')` reads `G['Recorder']`); None when neither is known."""
     if obj.source is not None:
-        return AttrSource(obj.source, "__class__")
+        return attribute_source(obj, "__class__")
     return getattr(obj, "class_source", None)
+
+
+def attribute_source(obj: VariableTracker, name: str) -> Source | None:
+    """Where `object.__getattribute__(obj, name)` is read again: `obj.name`, or, when the
+    class has a `__getattribute__` written in Python, `object.__getattribute__(obj, 'name')`
+    (that hook is what was traced around the read, not what the read was; and a guard
+    that ran it would pay a Python call each time: a transformers config's reads)."""
+    if obj.source is None:
+        return None
+    if isinstance(_lookup_static(obj.python_type(), "__getattribute__"), types.FunctionType):
+        return GenericAttrSource(obj.source, name)
+    return AttrSource(obj.source, name)
 
 
 def _lookup_static(cls: type, name: str) -> Any:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import re
 import types
 from typing import Any, Callable
 
@@ -108,6 +109,26 @@ class OtherHolder(Holder):
 
 def read_attribute(x, obj):
     return x * obj.value
+
+
+class AliasedConfig:
+    """A config whose `__getattribute__` maps aliases to attribute names, as transformers'
+    configs do: its guards read `object.__getattribute__(obj, 'width')`, not `obj.width`."""
+
+    attribute_map = {"hidden": "width"}
+
+    def __init__(self, width, weight):
+        self.width = width
+        self.weight = weight
+
+    def __getattribute__(self, key):
+        if key != "attribute_map" and key in super().__getattribute__("attribute_map"):
+            key = super().__getattribute__("attribute_map")[key]
+        return super().__getattribute__(key)
+
+
+def read_config(x, config):
+    return x * config.hidden + config.weight
 
 
 def call_method(x, obj):
@@ -245,6 +266,7 @@ def set_attribute(obj, name, value):
 
 
 SHARED = Holder(2.0)
+CONFIG = AliasedConfig(2.0, t(3))
 SHADOWED = Holder(2.0)
 CLOSURE_TWO, CLOSURE_THREE = make_closure(2), make_closure(3)
 
@@ -452,6 +474,23 @@ CASES = [
 ]
 
 
+# Reads through a Python `__getattribute__`: torch.compile's transformed code loads
+# `config.weight` with LOAD_ATTR, which runs the hook as a frame of its own that it
+# compiles too (two frames on the first call); minidynamo loads it with
+# `object.__getattribute__`. Compared call by call: traced again or not.
+HOOKED_CASES = [
+    Case("attribute_behind_getattribute", read_config,
+         [Call(lambda: (t(3), CONFIG)), Call(lambda: (t(3), CONFIG)),
+          Call(lambda: (t(3), CONFIG), lambda: set_attribute(CONFIG, "width", 4.0)),
+          Call(lambda: (t(3), CONFIG), lambda: set_attribute(CONFIG, "width", 4.0)),
+          Call(lambda: (t(3), CONFIG))]),
+    Case("tensor_behind_getattribute", read_config,
+         [Call(lambda: (t(3), CONFIG)), Call(lambda: (t(3), CONFIG)),
+          Call(lambda: (t(3), CONFIG), lambda: set_attribute(CONFIG, "weight", t(3).double())),
+          Call(lambda: (t(3), CONFIG))]),
+]
+
+
 @contextlib.contextmanager
 def deterministic(enabled):
     old = torch.are_deterministic_algorithms_enabled()
@@ -514,3 +553,31 @@ def test_recompiles_exactly_where_torch_does(case, dynamic):
         return
     assert ours == theirs, f"minidynamo compiled {ours}, torch.compile {theirs}"
     assert ours[0] == 1 and ours[1] == 0, "a second identical call must reuse the entry"
+
+
+@pytest.mark.parametrize("case", HOOKED_CASES, ids=lambda case: case.id)
+def test_reads_behind_a_getattribute_hook_recompile_where_torch_does(case):
+    expected = eager_outputs(case)
+    ours, our_outputs = minidynamo_pattern(case, False)
+    theirs, _ = torch_pattern(case, False)
+    for index, (want, got) in enumerate(zip(expected, our_outputs)):
+        assert_same_value(want, got, path=f"call {index}")
+    assert ours == [min(count, 1) for count in theirs], f"minidynamo {ours}, torch.compile {theirs}"
+    assert ours[0] == 1 and ours[1] == 0 and ours[2] == 1
+
+
+def test_a_read_behind_a_getattribute_hook_is_guarded_without_the_hook():
+    """The guard reads `object.__getattribute__(config, 'width')` (what the hook's
+    `super().__getattribute__` read), and the tensor read that way is a graph input named
+    as torch.compile names it."""
+    names = []
+
+    def backend(gm, example_inputs):
+        names.extend(node.name for node in gm.graph.nodes if node.op == "placeholder")
+        return gm.forward
+
+    minidynamo.reset()
+    compiled = minidynamo.compile(read_config, backend=backend)
+    compiled(t(3), CONFIG)
+    assert re.search(r"object\.__getattribute__\(___v\d+, 'width'\)", minidynamo.show_guards(compiled))
+    assert names == ["l_x_", "l_config_weight"]
