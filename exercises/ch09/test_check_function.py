@@ -165,3 +165,18 @@ def test_one_line_per_guard_each_source_read_once():
                 f"{match['code']} does not read {source.name()} from its local"
     assert set(holding) == sources_read(check.guards)
     compile(minidynamo.show_guards(compiled), "<guards>", "exec")
+
+
+@pytest.mark.task("ch09.3")
+def test_a_guard_on_the_symbols_reads_the_locals_too():
+    """A SHAPE_ENV guard names no source of its own (`2 <= L['x'].size()[0]`, as torch's
+    ShapeEnv words it): it reads whichever sources its code names, from their locals."""
+    minidynamo.compile(programs.affine, dynamic=True)(t(3))
+    check = entry_of(programs.affine).check
+    shape_lines = [line for line in check.source.splitlines() if line.endswith("# SHAPE_ENV")]
+    assert shape_lines, "dynamic=True: the trace assumed something of the symbol of x's size"
+    local = re.search(r"(___v\d+) = L\['x'\]", check.source).group(1)
+    for line in shape_lines:
+        assert "L[" not in line and f"{local}.size()[0]" in line, line
+    assert check.check({"x": t(5)}, programs.__dict__) is True
+    assert check.check({"x": t(1)}, programs.__dict__) is False
