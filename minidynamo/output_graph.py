@@ -77,6 +77,7 @@ from minidynamo.variables import (
     new_object_id,
     replace_version,
 )
+from minidynamo.variables.base import TrackerDict
 from minidynamo.variables.ctx_manager import remove_grad_mode_toggles
 from minidynamo.variables.numpy import changes_an_ndarray
 from minidynamo.variables.sym_node import SymNodeVariable
@@ -132,7 +133,7 @@ class OutputGraph:
         self.backend = reporting_failures(backend, frame_name)
         self.frame_name = frame_name
         self.graph_inputs: list[GraphInput] = []
-        self.realized_inputs: dict[Source, VariableTracker] = {}  # lazy inputs, by source
+        self.realized_inputs: dict[Source, VariableTracker] = TrackerDict()  # lazy inputs, by source
         self.module_sources: set[Source] = set()  # nn.Modules met: their int attributes stay static
         self.translators: list[Translator] = []  # active translators, root first
         self.installed_globals: dict[str, Any] = {}
@@ -357,13 +358,15 @@ class OutputGraph:
         """Make `new` the only version of its object that anyone holds."""
         for tx in self.translators:
             tx.replace_version(new)
-        changed = [(source, updated) for source, variable in self.realized_inputs.items()
-                   if (updated := replace_version(variable, new)) is not variable]
-        self.realized_inputs.update(changed)  # (a source's hash walks its chain: only these)
+        realized = self.realized_inputs
+        for source in realized.holding(new.object_id):  # (a TrackerDict: only those)
+            updated = replace_version(realized[source], new)
+            if updated is not realized[source]:
+                realized[source] = updated
         versions = self.side_effects.latest_versions
-        for object_id, variable in list(versions.items()):
+        for object_id in versions.holding(new.object_id):
             if object_id != new.object_id:
-                versions[object_id] = replace_version(variable, new)
+                versions[object_id] = replace_version(versions[object_id], new)
         self.side_effects.replace_in_pending_writes(new)
 
     def install_global(self, prefix: str, value: Any) -> str:

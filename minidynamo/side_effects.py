@@ -41,6 +41,7 @@ from minidynamo.variables import (
     VariableTracker,
     replace_version,
 )
+from minidynamo.variables.base import TrackerDict
 from minidynamo.variables.dicts import DictPartVariable
 from minidynamo.variables.iterators import IteratorVariable
 from minidynamo.variables.lists import DequeVariable, ListPartVariable
@@ -55,7 +56,8 @@ class SideEffects:
 
     def __init__(self, output: OutputGraph) -> None:
         self.output = output
-        self.latest_versions: dict[int, VariableTracker] = {}  # object_id -> newest tracker
+        # object_id -> newest tracker; a TrackerDict knows which of them hold an object
+        self.latest_versions: dict[int, VariableTracker] = TrackerDict()
         # id(value) -> (value, tracker); holding the value keeps its id from being reused
         self.known_values: dict[int, tuple[Any, VariableTracker]] = {}
         self.mutated: set[int] = set()  # object_ids of pre-existing objects to replay

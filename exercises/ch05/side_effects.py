@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any, Callable
 from minidynamo.exc import UNSUPPORTED_MUTATION, InternalError, graph_break
 from minidynamo.sources import LocalCellSource
 from minidynamo.variables import CellVariable, ConstDictVariable, ListVariable, NNModuleVariable, SetVariable, UserDefinedDictVariable, UserDefinedObjectVariable, UserDefinedSequenceVariable, VariableTracker, replace_version
+from minidynamo.variables.base import TrackerDict
 from minidynamo.variables.dicts import DictPartVariable
 from minidynamo.variables.iterators import IteratorVariable
 from minidynamo.variables.lists import DequeVariable, ListPartVariable

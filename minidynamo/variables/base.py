@@ -283,15 +283,21 @@ def replace_version(value: Any, new: VariableTracker) -> Any:
                 changes[name] = new_child
         return value.clone(**changes) if changes else value
     if isinstance(value, (list, tuple)):
-        items = [replace_version(item, new) for item in value]
-        if all(a is b for a, b in zip(items, value)):
-            return value
-        return type(value)(items)
+        replaced = None  # a copy, made at the first item that changes
+        for index, item in enumerate(value):
+            new_item = replace_version(item, new)
+            if new_item is not item:
+                replaced = list(value) if replaced is None else replaced
+                replaced[index] = new_item
+        return value if replaced is None else type(value)(replaced)
     if isinstance(value, dict):
-        items = {key: replace_version(item, new) for key, item in value.items()}
-        if all(items[key] is value[key] for key in value):
-            return value
-        return items
+        changed = None
+        for key, item in value.items():
+            new_item = replace_version(item, new)
+            if new_item is not item:
+                changed = dict(value) if changed is None else changed
+                changed[key] = new_item
+        return value if changed is None else changed
     return value
 
 
@@ -314,6 +320,39 @@ def contained_ids(value: Any) -> frozenset[int]:
     if isinstance(value, dict):
         return frozenset().union(*(contained_ids(item) for item in value.values()))
     return frozenset()
+
+
+class TrackerDict(dict):
+    """A dict of trackers that also knows which of its keys hold a tracker containing
+    each mutable object (`holding(object_id)`), so that a new version of an object is
+    swapped into those entries only, not into every entry (`OutputGraph.replace_all`: a
+    model's trace holds hundreds of realized inputs and makes hundreds of new versions).
+
+    Every write (`d[key] = tracker`, `update`) indexes the tracker's `contained_ids`. An
+    index entry whose tracker no longer holds the object costs one harmless look."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._holders: dict[int, set[Any]] = {}
+
+    def __setitem__(self, key: Any, tracker: VariableTracker) -> None:
+        super().__setitem__(key, tracker)
+        for object_id in contained_ids(tracker):
+            self._holders.setdefault(object_id, set()).add(key)
+
+    def update(self, pairs: Any = (), **more: VariableTracker) -> None:  # type: ignore[override]
+        for key, tracker in (pairs.items() if isinstance(pairs, dict) else pairs):
+            self[key] = tracker
+        for key, tracker in more.items():
+            self[key] = tracker
+
+    def clear(self) -> None:
+        super().clear()
+        self._holders.clear()
+
+    def holding(self, object_id: int) -> list[Any]:
+        """The keys whose trackers may hold the object (each present in the dict)."""
+        return [key for key in self._holders.get(object_id, ()) if key in self]
 
 
 def constant_values(variables: Sequence[VariableTracker]) -> list[Any] | None:

@@ -25,6 +25,7 @@ from minidynamo.shapes import FrameSizes, float_tensor_source, is_symbolic, shap
 from minidynamo.side_effects import SideEffects
 from minidynamo.sources import Source, TensorSizeSource, is_module_state
 from minidynamo.variables import ConstantVariable, ListVariable, NamedTupleVariable, TensorVariable, TupleVariable, VariableTracker, constant, new_object_id, replace_version
+from minidynamo.variables.base import TrackerDict
 from minidynamo.variables.ctx_manager import remove_grad_mode_toggles
 from minidynamo.variables.numpy import changes_an_ndarray
 from minidynamo.variables.sym_node import SymNodeVariable

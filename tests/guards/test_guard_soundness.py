@@ -266,7 +266,7 @@ def set_attribute(obj, name, value):
 
 
 SHARED = Holder(2.0)
-CONFIG = AliasedConfig(2.0, t(3))
+ALIASED = AliasedConfig(2.0, t(3))
 SHADOWED = Holder(2.0)
 CLOSURE_TWO, CLOSURE_THREE = make_closure(2), make_closure(3)
 
@@ -480,14 +480,14 @@ CASES = [
 # `object.__getattribute__`. Compared call by call: traced again or not.
 HOOKED_CASES = [
     Case("attribute_behind_getattribute", read_config,
-         [Call(lambda: (t(3), CONFIG)), Call(lambda: (t(3), CONFIG)),
-          Call(lambda: (t(3), CONFIG), lambda: set_attribute(CONFIG, "width", 4.0)),
-          Call(lambda: (t(3), CONFIG), lambda: set_attribute(CONFIG, "width", 4.0)),
-          Call(lambda: (t(3), CONFIG))]),
+         [Call(lambda: (t(3), ALIASED)), Call(lambda: (t(3), ALIASED)),
+          Call(lambda: (t(3), ALIASED), lambda: set_attribute(ALIASED, "width", 4.0)),
+          Call(lambda: (t(3), ALIASED), lambda: set_attribute(ALIASED, "width", 4.0)),
+          Call(lambda: (t(3), ALIASED))]),
     Case("tensor_behind_getattribute", read_config,
-         [Call(lambda: (t(3), CONFIG)), Call(lambda: (t(3), CONFIG)),
-          Call(lambda: (t(3), CONFIG), lambda: set_attribute(CONFIG, "weight", t(3).double())),
-          Call(lambda: (t(3), CONFIG))]),
+         [Call(lambda: (t(3), ALIASED)), Call(lambda: (t(3), ALIASED)),
+          Call(lambda: (t(3), ALIASED), lambda: set_attribute(ALIASED, "weight", t(3).double())),
+          Call(lambda: (t(3), ALIASED))]),
 ]
 
 
@@ -578,6 +578,6 @@ def test_a_read_behind_a_getattribute_hook_is_guarded_without_the_hook():
 
     minidynamo.reset()
     compiled = minidynamo.compile(read_config, backend=backend)
-    compiled(t(3), CONFIG)
+    compiled(t(3), ALIASED)
     assert re.search(r"object\.__getattribute__\(___v\d+, 'width'\)", minidynamo.show_guards(compiled))
     assert names == ["l_x_", "l_config_weight"]

@@ -24,6 +24,7 @@ from minidynamo.variables import (
     new_object_id,
     replace_version,
 )
+from minidynamo.variables.base import TrackerDict
 
 
 def make_translator() -> InstructionTranslator:
@@ -105,6 +106,44 @@ def test_replace_version_rebuilds_only_what_contains_the_object():
     new_inner = inner.clone(items=(ConstantVariable(1),))
     replaced = replace_version([outer, other], new_inner)
     assert replaced[0].items[0] is new_inner and replaced[1] is other
+
+
+def test_a_tracker_dict_knows_which_entries_hold_an_object():
+    """`TrackerDict.holding`: the entries whose trackers hold an object, kept up to date
+    when an entry's new version holds another object too (a list that now holds a dict),
+    so `replace_all` swaps new versions into those entries only."""
+    inner = ListVariable((), object_id=new_object_id())
+    other = ListVariable((), object_id=new_object_id())
+    table = TrackerDict()
+    table["a"] = TupleVariable((inner,))
+    table["b"] = TupleVariable((ConstantVariable(1),))
+    table["c"] = inner
+    assert sorted(table.holding(inner.object_id)) == ["a", "c"]
+    assert table.holding(other.object_id) == []
+    table.update({"b": TupleVariable((other,))})
+    table["c"] = inner.clone(items=(other,))  # the list's new version holds `other`
+    assert sorted(table.holding(other.object_id)) == ["b", "c"]
+    table.clear()
+    assert table.holding(inner.object_id) == [] and not table
+
+
+def test_a_mutation_reaches_every_realized_input_that_holds_the_object():
+    """Two inputs that reach one list (`xs` and `pair[0]`): appending through one is seen
+    through the other, however many unrelated inputs the trace realized."""
+    def fn(x, xs, pair, *others):
+        total = x * len(pair[0])  # `pair[0]` realized (the list) before the append
+        for other in others:
+            total = total + other
+        xs.append(total)
+        return len(pair[0]), total
+
+    shared = [1]
+    args = (torch.ones(2), shared, (shared, 2), *[torch.ones(2) for _ in range(20)])
+    expected_list = [1]
+    expected = fn(args[0], expected_list, (expected_list, 2), *args[3:])
+    result = minidynamo.compile(fn)(*args)
+    assert result[0] == expected[0] == 2 and torch.equal(result[1], expected[1])
+    assert len(shared) == 2
 
 
 @pytest.mark.parametrize(
