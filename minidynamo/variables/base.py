@@ -282,9 +282,16 @@ def replace_version(value: Any, new: VariableTracker) -> Any:
             if new_child is not old_child:
                 changes[name] = new_child
         return value.clone(**changes) if changes else value
+    # A stack or a frame's locals: copied at the first item that changes. An item whose
+    # `contained_ids` are known and lack the object is passed over without a call (every
+    # mutation walks every active frame's stack and locals).
+    object_id = new.object_id
     if isinstance(value, (list, tuple)):
-        replaced = None  # a copy, made at the first item that changes
+        replaced = None
         for index, item in enumerate(value):
+            known = getattr(item, "__dict__", _NO_IDS).get("_contained_ids")
+            if known is not None and object_id not in known:
+                continue
             new_item = replace_version(item, new)
             if new_item is not item:
                 replaced = list(value) if replaced is None else replaced
@@ -293,12 +300,18 @@ def replace_version(value: Any, new: VariableTracker) -> Any:
     if isinstance(value, dict):
         changed = None
         for key, item in value.items():
+            known = getattr(item, "__dict__", _NO_IDS).get("_contained_ids")
+            if known is not None and object_id not in known:
+                continue
             new_item = replace_version(item, new)
             if new_item is not item:
                 changed = dict(value) if changed is None else changed
                 changed[key] = new_item
         return value if changed is None else changed
     return value
+
+
+_NO_IDS: dict[str, frozenset[int]] = {}
 
 
 def contained_ids(value: Any) -> frozenset[int]:
