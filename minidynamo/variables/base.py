@@ -48,7 +48,7 @@ import inspect
 import itertools
 import types
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable, ClassVar, Sequence, TypeVar
+from typing import TYPE_CHECKING, Any, Callable, ClassVar, Iterable, Sequence, TypeVar
 
 from minidynamo.exc import (
     CANNOT_RECONSTRUCT,
@@ -282,33 +282,34 @@ def replace_version(value: Any, new: VariableTracker) -> Any:
             if new_child is not old_child:
                 changes[name] = new_child
         return value.clone(**changes) if changes else value
-    # A stack or a frame's locals: copied at the first item that changes. An item whose
-    # `contained_ids` are known and lack the object is passed over without a call (every
-    # mutation walks every active frame's stack and locals).
-    object_id = new.object_id
     if isinstance(value, (list, tuple)):
-        replaced = None
-        for index, item in enumerate(value):
-            known = getattr(item, "__dict__", _NO_IDS).get("_contained_ids")
-            if known is not None and object_id not in known:
-                continue
-            new_item = replace_version(item, new)
-            if new_item is not item:
-                replaced = list(value) if replaced is None else replaced
-                replaced[index] = new_item
-        return value if replaced is None else type(value)(replaced)
+        changes = _changed_items(enumerate(value), new)
+        if not changes:
+            return value
+        items = list(value)
+        for index, item in changes.items():
+            items[index] = item
+        return type(value)(items)
     if isinstance(value, dict):
-        changed = None
-        for key, item in value.items():
-            known = getattr(item, "__dict__", _NO_IDS).get("_contained_ids")
-            if known is not None and object_id not in known:
-                continue
-            new_item = replace_version(item, new)
-            if new_item is not item:
-                changed = dict(value) if changed is None else changed
-                changed[key] = new_item
-        return value if changed is None else changed
+        changes = _changed_items(value.items(), new)
+        return {**value, **changes} if changes else value
     return value
+
+
+def _changed_items(pairs: Iterable[tuple[Any, Any]], new: VariableTracker) -> dict[Any, Any]:
+    """The items of a stack, a frame's locals or a tracker's list that hold an older
+    version of `new`'s object, by key, with `new` swapped in. An item whose
+    `contained_ids` are known and lack the object is passed over without a call: every
+    mutation walks every active frame's stack and locals."""
+    object_id, changes = new.object_id, {}
+    for key, item in pairs:
+        known = getattr(item, "__dict__", _NO_IDS).get("_contained_ids")
+        if known is not None and object_id not in known:
+            continue
+        new_item = replace_version(item, new)
+        if new_item is not item:
+            changes[key] = new_item
+    return changes
 
 
 _NO_IDS: dict[str, frozenset[int]] = {}
