@@ -240,7 +240,9 @@ def equals_match(name: str, value: Any, refs: dict[str, Any]) -> str:
         if literal in ("inf", "-inf"):
             literal = f"float({literal!r})"
         return f"{type_match(name, value, refs)} and {name} == {literal}"
-    return f"{type_match(name, value, refs)} and {name} == {_ref_name(refs, 'const', value)}"
+    # compared with a copy: a set mutated after the trace must not equal its own record
+    expected = frozenset(value) if isinstance(value, set) else value
+    return f"{type_match(name, value, refs)} and {name} == {_ref_name(refs, 'const', expected)}"
 
 
 class GuardSet:

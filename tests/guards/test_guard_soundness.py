@@ -177,6 +177,24 @@ def use_config(x):
     return x * CONFIG["scale"]
 
 
+FLAGS = {"scale"}
+
+
+def use_flags(x):
+    if "bias" in FLAGS:
+        return x * 2 + 1
+    return x * 2
+
+
+@contextlib.contextmanager
+def add_flag(flag):
+    FLAGS.add(flag)
+    try:
+        yield
+    finally:
+        FLAGS.discard(flag)
+
+
 def double(x):
     return x * 2
 
@@ -451,6 +469,10 @@ CASES = [
          [Call(lambda: (t(3),)), Call(lambda: (t(3),)),
           Call(lambda: (t(3),), lambda: set_config("bias", False)),
           Call(lambda: (t(3),), lambda: set_config("scale", 3.0)), Call(lambda: (t(3),))]),
+    Case("global_set_mutated", use_flags,
+         [Call(lambda: (t(3),)), Call(lambda: (t(3),)),
+          Call(lambda: (t(3),), lambda: add_flag("bias")),
+          Call(lambda: (t(3),), lambda: add_flag("bias")), Call(lambda: (t(3),))]),
     Case("global_int_to_float", use_global,
          [Call(lambda: (t(3),)), Call(lambda: (t(3),)),
           Call(lambda: (t(3),), lambda: set_global("SCALE", 2.0)), Call(lambda: (t(3),))]),
