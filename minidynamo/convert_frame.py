@@ -65,6 +65,7 @@ from minidynamo.output_graph import Backend, OutputGraph
 from minidynamo.sources import install_modules
 from minidynamo.translator import InstructionTranslator
 from minidynamo.variables.ctx_manager import restoring_grad_mode
+from minidynamo.variables.functorch import restoring_transform_state
 from minidynamo.translator.breaks import RestartAnalysis, route_calls
 
 # Statistics, like torch._dynamo.utils.counters; `minidynamo.reset()` clears them.
@@ -146,7 +147,8 @@ def transform_code(
         tx = InstructionTranslator(code, f_locals, fn.__globals__, fn.__closure__, output,
                                        break_points=break_points, one_graph=fullgraph)
         try:
-            with restoring_grad_mode():  # tracing a `with torch.no_grad()` flips the real mode
+            # tracing a `with torch.no_grad()` or a `torch.vmap` changes the real state
+            with restoring_grad_mode(), restoring_transform_state():
                 tx.run()
         except RestartAnalysis as restart:
             break_points[restart.offset] = restart.error

@@ -393,6 +393,21 @@ class GuardSet:
         self._add(Guard("GLOBAL_STATE", None, "___global_state() == ___expected_state", refs,
                         reason=lambda L, G: changed_global_state(state), user_line=" "))
 
+    def functorch_stack(self) -> None:
+        """The trace entered a level of a torch.func transform (`variables/functorch.py`):
+        its graph holds level numbers, valid only on the transform stack it started from."""
+        code = "___compare_functorch_state(___functorch_states)"
+        if code in self._seen:  # the first level entered saw the stack the trace started on
+            return
+        from torch._functorch.pyfunctorch import compare_functorch_state, \
+            retrieve_all_functorch_interpreters
+
+        states = [interpreter.get_state() for interpreter in retrieve_all_functorch_interpreters()]
+        refs = {"___compare_functorch_state": compare_functorch_state, "___functorch_states": states}
+        self._add(Guard("FUNCTORCH_STACK_MATCH", None, code, refs,
+                        reason=lambda L, G: "FUNCTORCH_STACK_MATCH: the torch.func transforms "
+                        "around the call changed", user_line=" "))
+
     def duplicate_input(self, source: Source, first: Source) -> None:
         self._add(Guard("DUPLICATE_INPUT", source, f"{first.name()} is {source.name()}"))
 

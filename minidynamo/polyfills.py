@@ -289,6 +289,17 @@ def object_ne(self: Any, other: Any, /) -> Any:
     return not result
 
 
+def sequence_eq(left: Any, right: Any, /) -> bool:
+    """`left == right` for two lists (or two tuples) whose items are not all constants:
+    equal lengths, and each pair the same object or equal, as CPython compares them."""
+    if len(left) != len(right):
+        return False
+    for mine, theirs in zip(left, right):
+        if not (mine is theirs or mine == theirs):
+            return False
+    return True
+
+
 def list_init(self: list, iterable: Any = (), /) -> None:
     """list.__init__, reached by `super().__init__(items)` in a list subclass: the list
     is emptied, then filled from the iterable."""

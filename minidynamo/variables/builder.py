@@ -120,6 +120,9 @@ def is_compiled_function(value: Any) -> bool:
     return isinstance(value, types.FunctionType) and "_minidynamo_original" in vars(value)
 
 
+# Set items besides constants that a set tracker holds: hashed by identity, never changed.
+IDENTITY_SET_ITEMS = (type, types.FunctionType, types.BuiltinFunctionType)
+
 CONTEXTMANAGER_CODE = contextlib.contextmanager(lambda: None).__code__  # contextlib's `helper`
 
 
@@ -308,12 +311,19 @@ class VariableBuilder:
             value, type(value), contents=contents, source=self.source, object_id=new_object_id())
         return self.output.side_effects.track_existing(value, variable)
 
-    def wrap_set(self, value: set) -> VariableTracker:
-        if not all(is_constant_value(item) for item in value):
-            graph_break(UNSUPPORTED_VALUE, "a set whose items are not all constants")
+    def wrap_set(self, value: set | frozenset) -> VariableTracker:
+        """A set (or a frozenset holding more than constants, like pytree's set of
+        builtin classes): guarded equal to its items now, which are constants or
+        values compared by identity (classes, functions)."""
+        if not all(is_constant_value(item) or isinstance(item, IDENTITY_SET_ITEMS)
+                   for item in value):
+            graph_break(UNSUPPORTED_VALUE, "a set whose items are not all constants, classes "
+                        "or functions")
         self.guard("EQUALS_MATCH", value)
-        items = tuple(ConstantVariable(item) for item in value)
-        variable = SetVariable(items, source=self.source, object_id=new_object_id())
+        items = tuple(ConstantVariable(item) if is_constant_value(item)
+                      else VariableBuilder(self.output, None)(item) for item in value)
+        variable = SetVariable(items, frozen=type(value) is frozenset, source=self.source,
+                               object_id=new_object_id())
         return self.output.side_effects.track_existing(value, variable)
 
     def wrap_module(self, value: torch.nn.Module) -> VariableTracker:
@@ -454,7 +464,7 @@ class VariableBuilder:
         (lambda v: type(v) in DICT_CLASSES, by_name("wrap_dict")),
         (is_dict_subclass_instance, by_name("wrap_dict_subclass")),
         (lambda v: type(v) is types.MappingProxyType, by_name("wrap_mapping_proxy")),
-        (lambda v: type(v) is set, by_name("wrap_set")),
+        (lambda v: type(v) in (set, frozenset), by_name("wrap_set")),
         (lambda v: type(v) is range, by_name("wrap_range")),
         (lambda v: isinstance(v, torch.nn.Module), by_name("wrap_module")),
         (is_tracing_state_function, by_name("wrap_tracing_state_function")),

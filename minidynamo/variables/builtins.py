@@ -56,12 +56,14 @@ from minidynamo.variables.base import (
     method_handler_name,
     new_object_id,
 )
-from minidynamo.variables.constant import ConstantVariable, constant, fold, fold_value
+from minidynamo.variables.constant import (
+    ConstantVariable, constant, fold, fold_value, is_constant_value,
+)
 from minidynamo.variables.deepcopy import deepcopy
 from minidynamo.variables.functions import partial
 from minidynamo.variables.construction import object_new, tuple_new
 from minidynamo.variables.dicts import ConstDictVariable, as_key, dict_items, set_from_values
-from minidynamo.variables.keys import real_object
+from minidynamo.variables.keys import is_constant_key, real_object
 from minidynamo.variables.iterators import ListIteratorVariable
 from minidynamo.variables.lists import (
     BaseListVariable,
@@ -429,6 +431,15 @@ def _set(tx: Translator, iterable: VariableTracker | None = None) -> VariableTra
     return set_from_values([as_key(tx, item) for item in items])
 
 
+def _frozenset(tx: Translator, iterable: VariableTracker | None = None) -> VariableTracker:
+    """`frozenset(...)`: a constant when its items are, else a frozen set tracker."""
+    items = iterable.unpack_var_sequence(tx) if iterable is not None else []
+    keys = [as_key(tx, item) for item in items]
+    if all(is_constant_key(key) and is_constant_value(key) for key in keys):
+        return ConstantVariable(frozenset(keys))
+    return set_from_values(keys, frozen=True)
+
+
 def _bool(tx: Translator, value: VariableTracker | None = None) -> VariableTracker:
     return ConstantVariable(value is not None and truth_value(tx, value))
 
@@ -613,7 +624,7 @@ BUILTIN_HANDLERS: dict[Callable[..., Any], Callable[..., VariableTracker]] = {
     range: _range, slice: _slice, iter: _iter, next: _next,
     enumerate: _enumerate, zip: _zip, map: _map, filter: _filter, reversed: _reversed,
     sorted: _sorted,
-    list: _list, tuple: _tuple, dict: _dict, set: _set,
+    list: _list, tuple: _tuple, dict: _dict, set: _set, frozenset: _frozenset,
     bool: _bool, operator.not_: _not, operator.truth: _bool,
     operator.is_: _is, operator.is_not: _is_not, abs: _abs, id: _id,
     min: functools.partial(_min_max, pick=min), max: functools.partial(_min_max, pick=max),

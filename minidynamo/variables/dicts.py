@@ -402,19 +402,22 @@ PURE_SET_METHODS = frozenset({
 
 @dataclass(frozen=True, eq=False, repr=False)
 class SetVariable(VariableTracker):
-    """A set of constants. Its items are kept in the order a real set iterates them."""
+    """A set or frozenset of hashable values (constants, classes, objects compared by
+    identity). Its items are kept in the order a real set iterates them; a frozen one
+    has only the methods that make a new value."""
 
     items: tuple[VariableTracker, ...]
+    frozen: bool = False
     children_fields = ("items",)
 
     def python_type(self) -> type:
-        return set
+        return frozenset if self.frozen else set
 
     def keys(self, tx: Translator) -> list[Any]:
         return [as_key(tx, item) for item in self.items]
 
     def as_python_constant(self) -> Any:
-        return {item.as_python_constant() for item in self.items}
+        return self.python_type()(item.as_python_constant() for item in self.items)
 
     def unpack_var_sequence(self, tx: Translator) -> list[VariableTracker]:
         return list(self.items)
@@ -433,18 +436,24 @@ class SetVariable(VariableTracker):
         kwargs: dict[str, VariableTracker],
     ) -> VariableTracker:
         """Pure set algebra runs on real sets; mutating methods are the `method_*` below."""
+        if self.frozen and not hasattr(frozenset, name):
+            raise_observed(AttributeError, f"'frozenset' object has no attribute {name!r}")
         if name not in PURE_SET_METHODS or kwargs:
             return super().call_method(tx, name, args, kwargs)
         others = [set(as_key(tx, v) for v in arg.unpack_var_sequence(tx)) for arg in args]
-        result = getattr(set(self.keys(tx)), name)(*others)
-        if isinstance(result, set):
-            return set_from_values(list(result))
+        result = getattr(self.python_type()(self.keys(tx)), name)(*others)
+        if isinstance(result, (set, frozenset)):
+            return set_from_values(list(result), frozen=type(result) is frozenset)
         return constant(result)
 
     def reconstruct(self, codegen: PyCodegen) -> None:
+        if self.frozen:
+            codegen.load_callable(frozenset)
         for item in self.items:
             codegen(item)
         codegen.append("BUILD_SET", arg=len(self.items))
+        if self.frozen:
+            codegen.call_function(1)
 
     def dunder_len(self, tx: Translator) -> VariableTracker:
         return ConstantVariable(len(self.items))
@@ -476,10 +485,11 @@ class SetVariable(VariableTracker):
         return self.mutated(tx, set())
 
     def __repr__(self) -> str:
-        return "SetVariable()"
+        return "SetVariable(frozen=True)" if self.frozen else "SetVariable()"
 
 
-def set_from_values(values: list[Any]) -> SetVariable:
-    """A new set tracker (BUILD_SET, `set(...)`) from keys (`as_key`), in real set order."""
-    return SetVariable(tuple(key_variable(value) for value in set(values)),
+def set_from_values(values: list[Any], frozen: bool = False) -> SetVariable:
+    """A new set tracker (BUILD_SET, `set(...)`, `frozenset(...)`) from keys (`as_key`),
+    in real set order."""
+    return SetVariable(tuple(key_variable(value) for value in set(values)), frozen=frozen,
                        object_id=new_object_id())

@@ -431,7 +431,7 @@ def make_partial(func: Callable[..., Any], args: tuple, keywords: dict[str, Any]
     return functools.partial(func, *args, **keywords)
 
 
-def partial(tx: Translator, func: VariableTracker, *args: VariableTracker,
+def partial(tx: Translator, func: VariableTracker, /, *args: VariableTracker,
             **keywords: VariableTracker) -> VariableTracker:
     """`functools.partial(...)` called while tracing (a partial of a partial is flattened,
     as functools does)."""

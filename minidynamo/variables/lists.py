@@ -148,8 +148,17 @@ class BaseListVariable(VariableTracker):
     def compare(
         self, tx: Translator, other: VariableTracker, operation: Callable[[Any, Any], bool]
     ) -> VariableTracker:
-        """==, <, ... between sequences of constants."""
+        """==, <, ... between sequences of constants; == and != between two lists or two
+        tuples of anything, item by item (`polyfills.sequence_eq`)."""
         values = constant_values([self, other])
+        if values is None and operation in (operator.eq, operator.ne) \
+                and self.python_type() in (list, tuple) \
+                and type(other) is type(self) and other.python_type() is self.python_type():
+            from minidynamo import polyfills
+            from minidynamo.variables.functions import UserFunctionVariable
+
+            equal = UserFunctionVariable(polyfills.sequence_eq).call_function(tx, [self, other], {})
+            return equal if operation is operator.eq else ConstantVariable(not equal.as_python_constant())
         if values is None:
             what = f"comparing {self} with {other}: the items are not constants"
             graph_break(UNSUPPORTED_OPERATOR, what)

@@ -76,6 +76,15 @@ class NNModuleVariable(VariableTracker):
             return build_lazily(tx.output, self.module.__dict__[name], self.state_source(name))
         for state_name in MODULE_STATE:
             state = self.module.__dict__.get(state_name, {})
+            tracked = tx.output.side_effects.existing_variable(state)
+            if tracked is not None and name not in self.module.__dict__:
+                # the dict was read in this trace and may have been written since
+                # (`functional_call` swaps `_parameters[name]`): its newest version answers
+                tracked = tx.output.side_effects.latest(tracked)
+                key = ConstantVariable(name)
+                if tracked.call_method(tx, "__contains__", [key], {}).as_python_constant():
+                    return tracked.call_method(tx, "__getitem__", [key], {})
+                continue
             if name in state and name not in self.module.__dict__:
                 source = GetItemSource(self.state_source(state_name), name) if self.source else None
                 if source is None:

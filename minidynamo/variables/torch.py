@@ -26,6 +26,7 @@ import torch
 from minidynamo.exc import GLOBAL_SIDE_EFFECT, UNSUPPORTED_CALL, USER_GRAPH_BREAK, graph_break
 from minidynamo.trace_rules import IN_GRAPH, SKIP, torch_rule
 from minidynamo.variables.base import KnownFunctionVariable, VariableTracker
+from minidynamo.variables.functorch import call_transform_function, is_transform_function
 
 if TYPE_CHECKING:
     from minidynamo.translator.base import InstructionTranslatorBase as Translator
@@ -72,6 +73,8 @@ def is_torch_function(value: Any) -> bool:
     """Whether calling `value` should become a `call_function` node: as torch.compile's
     table says (`trace_rules`), or for a function it does not name, the namespace rule."""
     if isinstance(value, OPERATOR_TYPES):  # `torch.ops.aten.add`, a library's custom op
+        return True
+    if is_transform_function(value):  # torch.func's levels and switches (functorch.py)
         return True
     rule = torch_rule(value)
     if rule is not None:
@@ -160,10 +163,14 @@ GLOBAL_STATE_NAMES = frozenset({
 STACK_LEVEL_SUFFIXES = ("_increment_nesting", "_decrement_nesting", "_dual_level")
 
 
-def changes_global_state(name: str) -> bool:
-    """Whether calling the torch function `name` changes torch's global state."""
-    return (name in GLOBAL_STATE_NAMES or name.lstrip("_").startswith("set_")
-            or name.endswith(STACK_LEVEL_SUFFIXES))
+def changes_global_state(name: str, args: Sequence[VariableTracker] = ()) -> bool:
+    """Whether calling the torch function `name` changes torch's global state. A setter
+    given a tensor sets that tensor's property (torch.func's `_set_tensor_requires_grad`)."""
+    from minidynamo.variables.tensor import TensorVariable
+
+    if name.lstrip("_").startswith("set_"):
+        return not any(isinstance(arg.realize(), TensorVariable) for arg in args)
+    return name in GLOBAL_STATE_NAMES or name.endswith(STACK_LEVEL_SUFFIXES)
 
 
 # Functions recorded as another, as torch.compile records them: in the graph an ndarray
@@ -190,7 +197,10 @@ class TorchFunctionVariable(KnownFunctionVariable):
         name = getattr(self.fn, "__name__", "")
         if isinstance(self.fn, OPERATOR_TYPES):  # `aten.set_`, an operator like any other
             return tx.output.create_node(tx, "call_function", self.fn, args, kwargs)
-        if changes_global_state(name):
+        recorded = call_transform_function(tx, self.fn, args, kwargs)
+        if recorded is not None:
+            return recorded
+        if changes_global_state(name, args):
             graph_break(GLOBAL_SIDE_EFFECT, f"torch.{name}() changes global state")
         return tx.output.create_node(tx, "call_function", RECORDED_AS.get(self.fn, self.fn),
                                      args, kwargs)

@@ -2659,6 +2659,86 @@ def new_objects_that_reach_each_other(x):
     return x.sin(), outer
 
 
+# --- torch.func transforms (variables/functorch.py) ---
+
+
+@case(t(3, 4), t(3, 4))
+def vmap_of_a_row_dot_product(x, y):
+    return torch.vmap(lambda a, b: (a * b).sum())(x, y) + 1
+
+
+@case(t(3, 4), t(4))
+def vmap_with_an_unbatched_argument(x, w):
+    return torch.func.vmap(lambda a, b: a @ b, in_dims=(0, None))(x, w)
+
+
+@case(t(2, 3, 4), t(2, 3, 4))
+def vmap_of_a_vmap(x, y):
+    return torch.vmap(torch.vmap(lambda a, b: a * b + a.sin()))(x, y)
+
+
+@case(t(3, 4))
+def vmap_with_out_dims_and_a_keyword(x):
+    out, total = torch.vmap(lambda a, *, scale: (a * scale, a.sum()), out_dims=(1, 0))(
+        x, scale=2.0)
+    return out, total
+
+
+@case(t(3, 4), t(4))
+def per_sample_gradients(x, w):
+    def loss(weight, sample):
+        return (weight * sample).sin().sum()
+
+    return torch.vmap(torch.func.grad(loss), in_dims=(None, 0))(w, x)
+
+
+@case(t(4))
+def grad_with_an_auxiliary_output(w):
+    return torch.func.grad(lambda a: (a.sin().sum(), a.cos()), has_aux=True)(w)
+
+
+@case(t(4))
+def jacobian_reverse_and_forward(w):
+    fn = lambda a: a.sin() * 2  # noqa: E731
+    return torch.func.jacrev(fn)(w), torch.func.jacfwd(fn)(w)
+
+
+@case(t(3))
+def hessian_of_a_scalar_function(w):
+    return torch.func.hessian(lambda a: (a.sin() * a).sum())(w)
+
+
+@case(t(4))
+def jvp_and_vjp(w):
+    value, tangent = torch.func.jvp(lambda a: a.sin(), (w,), (torch.ones_like(w),))
+    out, pullback = torch.func.vjp(lambda a: a.cos(), w)
+    return value, tangent, out, pullback(torch.ones_like(out))
+
+
+@case(seeded(lambda: nn.Linear(4, 2)), t(3, 4))
+def functional_call_with_swapped_parameters(model, x):
+    params = {name: p * 2 for name, p in model.named_parameters()}
+    return torch.func.functional_call(model, params, (x,))
+
+
+BUILTIN_CONTAINERS = frozenset({list, tuple, dict})
+
+
+@case(t(3), [1, 2])
+def frozenset_of_classes_asked_for_membership(x, items):
+    kind = 1.0 if type(items) in BUILTIN_CONTAINERS else 2.0
+    known = frozenset([type(items), int])
+    return x * kind + len(known | {float}), int in known
+
+
+@case(t(3))
+def lists_of_objects_compared(x):
+    first, second = Span(0, 2), Span(1, 3)
+    same = [first, second] == [first, second]
+    different = (first, second) != (second, first)
+    return x * same + different
+
+
 ## The gaps (see "Gaps" above) ######################################################
 
 GAPS: list[tuple[str, typing.Callable, tuple]] = []  # none left: each one fixed is in FIXED_GAPS
