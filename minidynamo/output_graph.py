@@ -134,6 +134,7 @@ class OutputGraph:
         self.frame_name = frame_name
         self.graph_inputs: list[GraphInput] = []
         self.realized_inputs: dict[Source, VariableTracker] = TrackerDict()  # lazy inputs, by source
+        self.identity_keys: set[Source] = set()  # objects used as set items or dict keys
         self.module_sources: set[Source] = set()  # nn.Modules met: their int attributes stay static
         self.translators: list[Translator] = []  # active translators, root first
         self.installed_globals: dict[str, Any] = {}
@@ -175,9 +176,12 @@ class OutputGraph:
             first = variable.source
             if first in first_set and first != source and source.is_guardable():
                 self.guards.duplicate_input(source, first)
-        # Parameters and buffers are left out, as TorchDynamo leaves them out: tied
-        # weights are common, and a graph that reads two of them is right either way.
-        self.guards.no_aliasing([source for source in firsts if not is_module_state(source)])
+        # Parameters, buffers and submodules are left out, as TorchDynamo leaves them out:
+        # tied weights are common, and a graph that reads two of them is right either
+        # way; unless the trace used them as dict keys or set items (`named_modules()`'s
+        # memo), where being one object or two decides the answer.
+        self.guards.no_aliasing([source for source in firsts if not is_module_state(source)
+                                 or source in self.identity_keys])
         if self.shape_env.backed_var_to_val:  # a symbol was made: sizes, ints or floats
             fakes, sources = zip(*self.tracked_fakes)
             expressions = self.shape_env.produce_guards(

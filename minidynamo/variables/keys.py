@@ -102,15 +102,24 @@ def _identity(tx: Translator, variable: VariableTracker) -> tuple | None:
     object made while tracing."""
     if isinstance(variable, TensorVariable):
         node = variable.node
-        return ("graph input", node) if node.op == "placeholder" else None
+        if node.op != "placeholder":
+            return None
+        if variable.source is not None:  # kept distinct or one by the aliasing guards
+            tx.output.identity_keys.add(variable.source)
+        return ("graph input", node)
     if not isinstance(variable, (NNModuleVariable, UserDefinedObjectVariable)):
         return None
     cls = variable.python_type()
     if cls.__eq__ is not object.__eq__ or cls.__hash__ is not object.__hash__:
         return None
-    real = real_object(tx, variable)
+    real = real_object(tx, variable, guard=False)
     if real is None:
         return ("made while tracing", variable.object_id)
+    # Only which keys are the same object matters, not which objects they are: the
+    # aliasing guards keep that (`OutputGraph.finish_guards`), so the next call's
+    # model, a copy of this one, reuses the entry (as on torch.compile).
+    if variable.source is not None:
+        tx.output.identity_keys.add(variable.source)
     return ("object", id(real))
 
 
@@ -119,10 +128,11 @@ def _identity(tx: Translator, variable: VariableTracker) -> tuple | None:
 IDENTITY_CONSTANTS = (type, types.FunctionType, types.BuiltinFunctionType, types.ModuleType)
 
 
-def real_object(tx: Translator, variable: VariableTracker) -> Any:
+def real_object(tx: Translator, variable: VariableTracker, guard: bool = True) -> Any:
     """The real object a tracker stands for, when it is one known by identity (`id()`
     of it is known while tracing), else None: a function, a class or a Python module,
-    or a module or user object from outside the frame (guarded here by ID_MATCH)."""
+    or a module or user object from outside the frame (guarded here by ID_MATCH,
+    unless `guard` is False)."""
     variable = variable.realize()
     if isinstance(variable, NNModuleVariable):
         real = variable.module
@@ -133,7 +143,7 @@ def real_object(tx: Translator, variable: VariableTracker) -> Any:
         return value if isinstance(value, IDENTITY_CONSTANTS) else None
     else:
         return None
-    if real is not None:
+    if real is not None and guard:
         tx.output.guards.add("ID_MATCH", variable.source, real)
     return real
 

@@ -168,8 +168,9 @@ def object_attribute(
         return builtin_data_descriptor(tx, obj, value, cls, name, attribute, source)
     if attribute is not _MISSING and is_data_descriptor(attribute):
         return class_attribute(tx, obj, cls, name, attribute, source)
-    instance_dict = getattr(value, "__dict__", {}) if value is not None else {}
-    if name in instance_dict:
+    # (an object of a class with __slots__ only has no __dict__, and nothing to shadow)
+    instance_dict = getattr(value, "__dict__", None) if value is not None else None
+    if instance_dict is not None and name in instance_dict:
         return build_lazily(tx.output, instance_dict[name], source)
     if obj.source is not None and isinstance(instance_dict, dict):  # not shadowed, next time too
         tx.output.guards.not_in_dict(attribute_source(obj, "__dict__"), name)

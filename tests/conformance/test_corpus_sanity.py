@@ -17,9 +17,9 @@ from __future__ import annotations
 
 import pytest
 from corpus import pure_python, tensor_programs
-from corpus.references import pure_reference, tensor_reference
+from corpus.references import calls_of, pure_reference, tensor_reference
 
-from minidynamo.testing import compare_with_eager
+from minidynamo.testing import compare_with_eager, run_torch
 
 PURE = pure_python.CASES
 TENSOR = tensor_programs.CASES
@@ -56,3 +56,11 @@ def test_tensor_case_is_one_graph_on_torch(case):
     assert reference.explain_graph_count == 1
     assert reference.torch.graph_count == 1
     assert compare_with_eager(reference.eager, reference.torch) == []
+
+
+@pytest.mark.parametrize("case", TENSOR.with_tag("traced_again"), ids=lambda case: case.id)
+def test_traced_again_on_torch_too(case):
+    """A case tagged `traced_again` is traced again by torch.compile on a second call
+    with copies of its arguments (so minidynamo may do the same)."""
+    reference = run_torch(case.fn, calls_of(case) * 2)
+    assert reference.graph_count == 2

@@ -346,6 +346,24 @@ def tie_weights(module):
         module.b.weight = old
 
 
+@contextlib.contextmanager
+def tie_submodules(module):
+    old = module.b
+    module.b = module.a
+    try:
+        yield
+    finally:
+        module.b = old
+
+
+def count_modules(x, net):  # named_modules() keeps a set of the modules it has seen
+    return net(x) * len(list(net.modules()))
+
+
+def count_parameters(x, net):  # named_parameters() keeps a set of the tensors it has seen
+    return net(x) * len(list(net.parameters()))
+
+
 def with_default(x, k=2):
     return x * k
 
@@ -403,6 +421,16 @@ CASES = [
          [Call(lambda: (t(2, 3), TIED)), Call(lambda: (t(2, 3), TIED)),
           Call(lambda: (t(2, 3), TIED), lambda: tie_weights(TIED)),
           Call(lambda: (t(2, 3), TIED), lambda: tie_weights(TIED)), Call(lambda: (t(2, 3), TIED))]),
+    Case("tied_submodules_counted", count_modules,
+         [Call(lambda: (t(2, 3), TIED)), Call(lambda: (t(2, 3), TIED)),
+          Call(lambda: (t(2, 3), TIED), lambda: tie_submodules(TIED)),
+          Call(lambda: (t(2, 3), TIED), lambda: tie_submodules(TIED)), Call(lambda: (t(2, 3), TIED))],
+         torch_wrong=[1, 0, 1, 0, 0]),
+    Case("tied_weights_counted", count_parameters,
+         [Call(lambda: (t(2, 3), TIED)), Call(lambda: (t(2, 3), TIED)),
+          Call(lambda: (t(2, 3), TIED), lambda: tie_weights(TIED)),
+          Call(lambda: (t(2, 3), TIED), lambda: tie_weights(TIED)), Call(lambda: (t(2, 3), TIED))],
+         torch_wrong=[1, 0, 1, 0, 0]),
     Case("default_argument", with_default,
          [Call(lambda: (t(3),)), Call(lambda: (t(3),)),
           Call(lambda: (t(3),), lambda: set_defaults(with_default, (5,))),
