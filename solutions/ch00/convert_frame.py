@@ -26,6 +26,7 @@ from minidynamo.output_graph import Backend, OutputGraph
 from minidynamo.sources import install_modules
 from minidynamo.translator import InstructionTranslator
 from minidynamo.variables.ctx_manager import restoring_grad_mode
+from minidynamo.variables.functorch import restoring_transform_state
 from minidynamo.translator.breaks import RestartAnalysis, route_calls
 
 # defined next to the exercises in the package:

@@ -20,12 +20,12 @@ from minidynamo import polyfills
 from minidynamo.resume.origins import resume_origin
 from minidynamo.exc import DATA_DEPENDENT_BRANCH, DATA_DEPENDENT_VALUE, EXCEPTION_IN_TRACED_CODE, UNSUPPORTED_BUILTIN, UNSUPPORTED_CALL, UNSUPPORTED_OPERATOR, UNSUPPORTED_PYTHON_FEATURE, ObservedException, graph_break, raise_observed
 from minidynamo.variables.base import KnownFunctionVariable, VariableTracker, call_checked, constant_values, method_handler_name, new_object_id
-from minidynamo.variables.constant import ConstantVariable, constant, fold, fold_value
+from minidynamo.variables.constant import ConstantVariable, constant, fold, fold_value, is_constant_value
 from minidynamo.variables.deepcopy import deepcopy
 from minidynamo.variables.functions import partial
 from minidynamo.variables.construction import object_new, tuple_new
 from minidynamo.variables.dicts import ConstDictVariable, as_key, dict_items, set_from_values
-from minidynamo.variables.keys import real_object
+from minidynamo.variables.keys import is_constant_key, real_object
 from minidynamo.variables.iterators import ListIteratorVariable
 from minidynamo.variables.lists import BaseListVariable, ListVariable, RangeVariable, SliceVariable, TupleVariable, sorted_items
 from minidynamo.variables.numpy import is_ndarray_operation, ndarray_operator
