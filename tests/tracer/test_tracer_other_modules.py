@@ -69,14 +69,34 @@ def jacobian_forward(x):
 @pytest.mark.parametrize("fn", [vmapped_sum, vmapped_dot_after_an_op, gradient_of_a_cube,
                                 hessian_of_a_cube, jacobian_forward])
 def test_function_transforms_equal_eager(fn):
-    """torch.compile records vmap's and grad's levels in its graph (context trackers of
-    their own); minidynamo does not model them: the call that enters a level breaks
-    (MD0014, a global side effect) and the transform runs natively. Before, entering a
-    level was folded like a constant (it returns an int): the graph had `_add_batch_dim`
-    without its level and raised where eager returns."""
+    """torch.compile records vmap's and grad's levels in its graph; so does minidynamo
+    (`variables/functorch.py`): one graph, no break, the same number of nodes, eager's
+    values, and the transform state left as it was found."""
     x = torch.randn(2, 3) if fn in (vmapped_sum, vmapped_dot_after_an_op) else torch.randn(3)
     expected = fn(x)
     assert_same_value(expected, minidynamo.compile(fn)(x))
-    reasons = [reason.reason for reason in minidynamo.explain(fn)(x).break_reasons]
-    assert any("changes global state" in reason or "_saved_tensors_hooks" in reason
-               for reason in reasons), reasons
+    ours = minidynamo.explain(fn)(x)
+    torch._dynamo.reset()
+    theirs = torch._dynamo.explain(fn)(x)
+    assert ours.break_reasons == [] and ours.graph_count == theirs.graph_count == 1
+    assert len(ours.graphs[0].graph.nodes) == len(theirs.graphs[0].graph.nodes)
+    assert torch._C._functorch.get_dynamic_layer_stack_depth() == 0
+    assert torch._C._functorch.peek_interpreter_stack() is None
+
+
+def test_a_trace_that_fails_inside_vmap_leaves_no_level_entered():
+    """A graph break inside the vmapped function: the call runs natively (as on
+    torch.compile: the graph before and the one after), and the level the trace entered
+    is left when tracing stops."""
+    def body(row):
+        print("row")  # a graph break inside the transform
+        return row * 2
+
+    def fn(x):
+        return torch.vmap(body)(x.sin()) + 1
+
+    x = torch.randn(2, 3)
+    assert_same_value(fn(x), minidynamo.compile(fn)(x))
+    assert minidynamo.explain(fn)(x).graph_count == 2
+    assert torch._C._functorch.get_dynamic_layer_stack_depth() == 0
+    assert torch._C._functorch.get_inplace_requires_grad_allowed() is False
