@@ -37,7 +37,12 @@ class TensorVariable:
         if name in CONSTANT_ATTRIBUTES:
             return constant(getattr(self.example_value, name))
         if name in TENSOR_ATTRIBUTES:  # a node, but reloaded from `x.T` if it is returned
-            result = tx.output.create_node(tx, "call_function", getattr, [self, constant(name)], {})
+            if name == "data":  # as torch.compile records it: an alias autograd does not see
+                result = tx.output.create_node(
+                    tx, "call_function", torch._C._autograd._get_data_attr, [self], {})
+            else:
+                result = tx.output.create_node(
+                    tx, "call_function", getattr, [self, constant(name)], {})
             return result.clone(source=AttrSource(self.source, name)) if self.source else result
         if name == "nbytes" and is_symbolic(self.example_value.numel()):
             from minidynamo.variables.builtins import BuiltinVariable  # the fake cannot answer
