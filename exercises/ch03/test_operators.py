@@ -213,12 +213,18 @@ def transpose_of_a_result(x):
     return y.T, y.mT                 # y is no input: its attributes have no source to reload
 
 
+def data_of_an_input_and_of_a_result(x):
+    y = x * 2
+    return y.data + 1, x.data.sum()  # torch.compile records `_get_data_attr(x)`
+
+
 def missing_attribute(x):
     return x.no_such_attribute       # eager raises AttributeError
 
 
 @pytest.mark.task("ch03.4")
-@pytest.mark.parametrize("program", [returns_transpose, transpose_of_a_result],
+@pytest.mark.parametrize("program", [returns_transpose, transpose_of_a_result,
+                                     data_of_an_input_and_of_a_result],
                          ids=lambda p: p.__name__)
 def test_a_returned_attribute_matches_torch(program):
     run(program)
