@@ -2,22 +2,25 @@
 
 For every model of the model suite (`tests/models/zoo.py`: tiny transformers and
 torch.nn models, eval mode, under `torch.no_grad()`), in one run: the first call of
-each compiler (trace and compile, after a reset), the time per call after warm-up
-(best of `--repeat` runs of `--number` calls) for eager and both compilers, each
-compiler's overhead over eager, and the ratios minidynamo / torch.compile. Both
-compile with the "eager" backend, so the graph costs the same on both sides and the
-times are the front ends'. Graphs, FX operations and breaks are counted for both.
+each compiler (trace and compile, after a reset: the median of `--first-runs` fresh
+compiles, alternating sides), the time per call of eager and each compiler's overhead
+after warm-up (best of `--repeat` rounds of `--number` calls, the sides interleaved
+round by round, so that a slow moment of the machine does not fall on one side only),
+and the ratios minidynamo / torch.compile. Graphs, FX operations and breaks are
+counted for both.
 
-A front end's per-call *overhead* is its compiled call minus its own graphs alone,
-called with the arguments a cache hit passes them (recorded on one call): what the
-guards, the binding and the transformed code cost, whatever the graph costs (one graph
-is often cheaper than eager's many module calls). The timed callables are interleaved
-round by round, so that a slow moment of the machine does not fall on one side only.
+A front end's per-call *overhead* is what a cache hit costs besides the graphs: the
+guards, the binding and the transformed code. It is timed directly: for the timed
+calls both compilers compile with a backend whose graphs run on their first call and
+replay those outputs afterwards (`benchmarks/replay.py`), so a hit
+costs the front end's work and nearly nothing for the graph. (The compiled call minus
+the graphs alone subtracts two times of a millisecond; the noise of a shared machine
+is larger than the difference.) The first calls compile with the `eager` backend.
 
 Targets (issue 12): minidynamo's first call at most a fifth of torch.compile's, its
 per-call overhead at most half of torch.compile's.
 
-    python benchmarks/bench_models.py [--repeat 3] [--number 20] [--models gpt2 bert]
+    python benchmarks/bench_models.py [--repeat 3] [--number 20] [--first-runs 3] [--models gpt2 bert]
     python benchmarks/bench_models.py --markdown chapters/model-suite.md  # the docs page
 """
 
@@ -40,6 +43,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository's
 
 import minidynamo  # noqa: E402
 from minidynamo.testing import MINIDYNAMO_BREAKS_LOGGER, CompileCounter  # noqa: E402
+from replay import ReplayingBackend  # noqa: E402  (benchmarks/replay.py)
 from minidynamo.testing import _capture_log as capture_log  # noqa: E402
 from tests.models.zoo import CASES  # noqa: E402
 
@@ -68,25 +72,6 @@ class Row:
         return self.mini_overhead_ms / self.torch_overhead_ms
 
 
-class GraphRecorder(CompileCounter):
-    """A counting backend that can record the arguments of each graph call, to time
-    the graphs alone (`recording` on for one call)."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.recording = False
-        self.calls: list[tuple[Callable[..., Any], tuple]] = []
-
-    def __call__(self, gm: torch.fx.GraphModule, example_inputs: list) -> Callable:
-        forward = super().__call__(gm, example_inputs)
-
-        def run(*args: Any) -> Any:
-            if self.recording:
-                self.calls.append((forward, args))
-            return forward(*args)
-        return run
-
-
 def per_call(timed: dict[str, Callable[[], Any]], number: int, repeat: int) -> dict[str, float]:
     """Milliseconds per call of each callable: best of `repeat` rounds of `number` calls,
     the rounds of all callables interleaved."""
@@ -106,44 +91,49 @@ def timed(fn: Callable[..., Any], inputs: dict) -> float:
     return (time.perf_counter() - start) * 1e3
 
 
-def recorded_graphs(compiled: Callable[..., Any], recorder: GraphRecorder,
-                    inputs: dict) -> dict[str, Callable[[], Any]]:
-    """The graph calls of one cache hit of `compiled`, each a callable of no arguments."""
-    recorder.recording = True
-    compiled(**inputs)
-    recorder.recording = False
-    return {f"graph {index}": (lambda fn=fn, args=args: fn(*args))
-            for index, (fn, args) in enumerate(recorder.calls)}
+def median(values: list[float]) -> float:
+    return sorted(values)[len(values) // 2]
 
 
-def measure(case, number: int, repeat: int) -> Row:
+def first_calls(model: torch.nn.Module, inputs: dict, runs: int) -> dict[str, Any]:
+    """Each compiler's first call (milliseconds, the median of `runs` fresh compiles,
+    alternating), with the graphs, FX operations and breaks of the last one."""
+    times: dict[str, list[float]] = {"torch": [], "mini": []}
+    for _ in range(runs):
+        torch._dynamo.reset()
+        minidynamo.reset()
+        counters.clear()
+        torch_counter, mini_counter = CompileCounter(), CompileCounter()
+        times["torch"].append(timed(torch.compile(model, backend=torch_counter), inputs))
+        with capture_log(MINIDYNAMO_BREAKS_LOGGER, str, silence=True) as mini_breaks:
+            times["mini"].append(timed(minidynamo.compile(model, backend=mini_counter), inputs))
+        torch_breaks = sum(counters["graph_break"].values())
+    return {"torch_ms": median(times["torch"]), "mini_ms": median(times["mini"]),
+            "counts": (torch_counter.frame_count, mini_counter.frame_count,
+                       torch_counter.op_count, mini_counter.op_count,
+                       torch_breaks, len(mini_breaks))}
+
+
+def measure(case, number: int, repeat: int, first_runs: int) -> Row:
     model, inputs = case.build(), case.inputs(1)
-    torch_counter, mini_counter = GraphRecorder(), GraphRecorder()
+    first = first_calls(model, inputs, first_runs)
     torch._dynamo.reset()
     minidynamo.reset()
-    counters.clear()
-    theirs = torch.compile(model, backend=torch_counter)
-    ours = minidynamo.compile(model, backend=mini_counter)
-    torch_first = timed(theirs, inputs)
-    with capture_log(MINIDYNAMO_BREAKS_LOGGER, str, silence=True) as mini_breaks:
-        mini_first = timed(ours, inputs)
-    torch_breaks = sum(counters["graph_break"].values())
-    for compiled in (theirs, ours):  # warm up: a few cache hits
-        for _ in range(2):
-            compiled(**inputs)
+    backends = ReplayingBackend(), ReplayingBackend()
+    theirs = torch.compile(model, backend=backends[0])
+    with capture_log(MINIDYNAMO_BREAKS_LOGGER, str, silence=True):
+        ours = minidynamo.compile(model, backend=backends[1])
+        for compiled in (theirs, ours):  # warm up: compile, then a few hits
+            for _ in range(3):
+                compiled(**inputs)
+    compiled_graphs = [backend.frame_count for backend in backends]
     calls = {"eager": lambda: model(**inputs), "torch": lambda: theirs(**inputs),
              "mini": lambda: ours(**inputs)}
-    for side, compiled, recorder in (("torch", theirs, torch_counter), ("mini", ours, mini_counter)):
-        calls.update({f"{side} {name}": call
-                      for name, call in recorded_graphs(compiled, recorder, inputs).items()})
     times = per_call(calls, number, repeat)
-    graphs = {side: sum(t for name, t in times.items() if name.startswith(f"{side} graph"))
-              for side in ("torch", "mini")}
-    return Row(
-        case.name, torch_counter.frame_count, mini_counter.frame_count,
-        torch_counter.op_count, mini_counter.op_count, torch_breaks,
-        len(mini_breaks), times["eager"], torch_first, mini_first,
-        times["torch"] - graphs["torch"], times["mini"] - graphs["mini"])
+    if [backend.frame_count for backend in backends] != compiled_graphs:
+        raise SystemExit(f"{case.name}: a timed call compiled again; the times are not hits'")
+    return Row(case.name, *first["counts"], times["eager"], first["torch_ms"],
+               first["mini_ms"], times["torch"], times["mini"])
 
 
 HEADER = ["model", "graphs (torch / mini)", "FX ops (torch / mini)", "breaks (torch / mini)",
@@ -180,10 +170,12 @@ def markdown(rows: list[Row], command: str) -> str:
         "and by minidynamo with the `eager` backend, so that the times are the front ends'.",
         "`tests/models/test_models.py` checks the graph counts, the ATen operators of every",
         "graph, the breaks and the outputs against torch.compile and eager on every `make",
-        "test`; this page shows one run of the benchmark beside them. A compiler's overhead",
-        "is its compiled call minus its own graphs alone (called with the arguments a cache",
-        "hit passes them): the guards, the binding and the transformed code. A model that",
-        "neither compiler captures (the LSTM: torch.compile runs RNNs eagerly) has no ratio.",
+        "test`; this page shows one run of the benchmark beside them. The first call is",
+        "the median of fresh compiles. A compiler's overhead is what a cache hit costs",
+        "besides its graphs (the guards, the binding and the transformed code), timed with",
+        "a backend that replays each graph's first outputs instead of running it. A model",
+        "that neither compiler captures (the LSTM: torch.compile runs RNNs eagerly) has no",
+        "ratio.",
         "",
         f"Measured with `{command}` on {platform.processor() or platform.machine()}, "
         f"torch {torch.__version__}.",
@@ -204,6 +196,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--number", type=int, default=20)
+    parser.add_argument("--first-runs", type=int, default=3,
+                        help="fresh compiles per side whose first call is timed (median)")
     parser.add_argument("--models", nargs="*", default=None, help="names from the suite")
     parser.add_argument("--markdown", type=Path, default=None, help="write the docs page here")
     options = parser.parse_args()
@@ -214,7 +208,7 @@ def main() -> None:
     with torch.no_grad(), warnings.catch_warnings():
         warnings.simplefilter("ignore")
         for case in chosen:
-            rows.append(measure(case, options.number, options.repeat))
+            rows.append(measure(case, options.number, options.repeat, options.first_runs))
             print(" | ".join(cells(rows[-1])), flush=True)
     for line in summary(rows):
         print(line)

@@ -60,6 +60,7 @@ from minidynamo.exc import (
     graph_break,
 )
 from minidynamo.guards import CheckFunction
+from minidynamo.pinning import pinned_forms
 from minidynamo.logs import graph_breaks_log, guards_log, log, recompiles_log, recompiles_verbose_log
 from minidynamo.output_graph import Backend, OutputGraph
 from minidynamo.sources import install_modules
@@ -357,7 +358,7 @@ def check_function(fn: types.FunctionType, output: OutputGraph) -> CheckFunction
     """The entry's check function; if building it fails (a KeyboardInterrupt too),
     nothing this compile installed in the frame's globals stays there."""
     try:
-        return CheckFunction(output.finish_guards())
+        return CheckFunction(pinned_forms(list(output.finish_guards()), fn.__globals__))
     except BaseException:
         for name in output.installed_globals:
             fn.__globals__.pop(name, None)

@@ -191,6 +191,7 @@ class Guard:
     # (`fast_form` hands them to torch's C++ TensorGuards, then drops them).
     tensor: tuple[torch.Tensor, torch.Tensor | None] | None = field(default=None, repr=False)
     others: tuple[Source, ...] = ()  # what a guard of several values reads besides `source`
+    notes: dict[str, str] = field(default_factory=dict)  # `show_guards`' word on a ref of `refs`
 
     def sources(self) -> list[Source]:
         """The sources the guard's code reads (a joint TENSOR_MATCH reads several)."""
@@ -274,15 +275,17 @@ class GuardSet:
         (`L['a'].__class__.forward.__code__`) is the class's: once `type(L['a'])` and
         `type(L['b'])` are guarded to be the same class, a guard on it for `b` repeats
         the one for `a` (25 Linear layers check `Linear.forward` once). Such a guard
-        is keyed by the class and the objects it compares (`refs`), not by its names."""
+        is keyed by the class and the objects it compares (`refs`), not by its names.
+        Any guard is keyed by the objects of its `refs`, not their names: a loop that
+        reads `func.__code__` three times adds one ID_MATCH."""
         key, source = guard.code, guard.source
+        for name in sorted(guard.refs, key=len, reverse=True):  # ___obj12 before ___obj1
+            key = key.replace(name, f"<object {id(guard.refs[name])}>")
         while isinstance(getattr(source, "base", None), Source):
             if getattr(source, "member", None) == "__class__":
                 cls = self._types.get(source.base.name())
                 if cls is not None and not any("__class__" in vars(k) for k in cls.__mro__[:-1]):
                     key = key.replace(source.name(), f"<class {id(cls)}>")
-                    for name, ref in guard.refs.items():
-                        key = key.replace(name, f"<object {id(ref)}>")
                 break
             source = source.base
         return key
@@ -397,8 +400,8 @@ class GuardSet:
         """The trace entered a level of a torch.func transform (`variables/functorch.py`):
         its graph holds level numbers, valid only on the transform stack it started from."""
         code = "___compare_functorch_state(___functorch_states)"
-        if code in self._seen:  # the first level entered saw the stack the trace started on
-            return
+        if any(guard.kind == "FUNCTORCH_STACK_MATCH" for guard in self.guards):
+            return  # the first level entered saw the stack the trace started on
         from torch._functorch.pyfunctorch import compare_functorch_state, \
             retrieve_all_functorch_interpreters
 
@@ -579,11 +582,10 @@ class CheckFunction:
         return "\n".join(lines) + "\n"
 
     def annotated_source(self) -> str:
-        """The source, followed by what each C++ tensor checker it calls compares (a
-        tensor guard's readable line, the one `failure_reason` evaluates)."""
-        notes = [f"# {name}: torch's C++ TensorGuards, checking {guard.text}"
-                 for guard in self.guards for name, ref in guard.refs.items()
-                 if isinstance(ref, TensorGuards)]
+        """The source, followed by the guards' notes on the objects it calls: what each
+        C++ tensor checker compares (a tensor guard's readable line, the one
+        `failure_reason` evaluates), the pinned guards' own check function."""
+        notes = [f"# {name}: {note}" for guard in self.guards for name, note in guard.notes.items()]
         return self.source + "".join(note + "\n" for note in notes)
 
     def _fetch(self, source: Source, locals_: dict[str, str], lines: list[str]) -> str:
@@ -677,10 +679,13 @@ def all_tensors(checked: list[tuple[Guard, tuple]]) -> Guard:
     names = ", ".join(guard.source.name() for guard, _, _ in distinct)
     each = " and ".join(guard.code for guard, _ in checked)
     guards = [guard for guard, _ in checked]
+    text = " and ".join(guard.text for guard in guards)
+    notes = {"___tensor_checks": f"torch's C++ TensorGuards, checking {text}"}
+    for guard in guards:
+        notes.update(guard.notes)
     return Guard("TENSOR_MATCH", guards[0].source, f"___tensor_checks.check({names}) or ({each})",
                  refs, reason=_first_reason(guards), user_line=guards[0].user_line,
-                 text=" and ".join(guard.text for guard in guards),
-                 others=tuple(guard.source for guard in guards[1:]))
+                 text=text, others=tuple(guard.source for guard in guards[1:]), notes=notes)
 
 
 def all_unmarked(marks: list[Guard]) -> Guard:
@@ -738,8 +743,10 @@ def fast_form(guard: Guard) -> Guard:
                                      tensor_check_names=[shown])
         return f"{guard.describe()} holds, but torch's TensorGuards says: {said}"
 
+    text = display_name(guard.code)
     return Guard(guard.kind, guard.source, f"{name}.check({guard.source.name()})", refs,
-                 reason, guard.user_line, display_name(guard.code))
+                 reason, guard.user_line, text,
+                 notes={name: f"torch's C++ TensorGuards, checking {text}"})
 
 
 def keep_alive_weakly(objects: Iterable[Any], callback: Callable[[Any], None]) -> list[Any]:

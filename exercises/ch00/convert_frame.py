@@ -37,6 +37,7 @@ from minidynamo.bytecode.opcodes import SUSPENDS
 from minidynamo.cache import CacheEntry, FrameCache, cache_of
 from minidynamo.exc import BREAK_AT_A_STATEMENT_BOUNDARY, UNSUPPORTED_PYTHON_FEATURE, BackendCompilerFailed, FailOnRecompileLimitHit, InternalError, Unsupported, graph_break
 from minidynamo.guards import CheckFunction
+from minidynamo.pinning import pinned_forms
 from minidynamo.logs import graph_breaks_log, guards_log, log, recompiles_log, recompiles_verbose_log
 from minidynamo.output_graph import Backend, OutputGraph
 from minidynamo.sources import install_modules

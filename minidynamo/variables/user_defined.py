@@ -361,17 +361,24 @@ DICT_BASES = (collections.OrderedDict, dict)
 
 def dict_base(cls: type) -> type | None:
     """The builtin dict type `cls` extends, if any."""
-    return next((base for base in DICT_BASES if issubclass(cls, base)), None)
+    for base in DICT_BASES:
+        if issubclass(cls, base):
+            return base
+    return None
 
 
 # The builtin sequences a user class may extend and still be made while tracing.
 SEQUENCE_BASES = (list, tuple)
+CONTAINER_BASES = DICT_BASES + SEQUENCE_BASES
 
 
 def container_base(cls: type) -> type | None:
     """The builtin container type `cls` extends (a dict, an OrderedDict, a list or a
     tuple), if any: its instances have a part of that type (`contents`)."""
-    return dict_base(cls) or next((base for base in SEQUENCE_BASES if issubclass(cls, base)), None)
+    for base in CONTAINER_BASES:  # (a plain loop: generated code calls this on every hit)
+        if issubclass(cls, base):
+            return base
+    return None
 
 
 def is_sequence_subclass_instance(value: Any) -> bool:
