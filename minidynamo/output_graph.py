@@ -136,6 +136,9 @@ class OutputGraph:
         self.realized_inputs: dict[Source, VariableTracker] = TrackerDict()  # lazy inputs, by source
         self.identity_keys: set[Source] = set()  # objects used as set items or dict keys
         self.module_sources: set[Source] = set()  # nn.Modules met: their int attributes stay static
+        # fakes of inputs as they were before `x.data = y` changed them (variables/tensor.py
+        # `set_data`): the fake mode remembers them weakly, the backend reads them
+        self.fakes_before_set_data: list[torch.Tensor] = []
         self.translators: list[Translator] = []  # active translators, root first
         self.installed_globals: dict[str, Any] = {}
         self.compiled_graph: torch.fx.GraphModule | None = None
@@ -162,6 +165,7 @@ class OutputGraph:
         self.graph_inputs.clear()
         self.realized_inputs.clear()
         self.tracked_fakes.clear()
+        self.fakes_before_set_data.clear()
         self.translators.clear()
         self.side_effects.clear()
 

@@ -43,9 +43,8 @@ import torch
 import torch.fx
 
 __all__ = [  # in the order of this file
-    "CompileCounter", "RecordingBackend",
-    "target_name", "normalize_graph", "placeholder_names", "graph_signature",
-    "describe_difference", "assert_same_value",
+    "CompileCounter", "RecordingBackend", "target_name", "normalize_graph", "placeholder_names",
+    "graph_signature", "describe_difference", "assert_same_value",
     "Call", "RunResult", "run_eager", "run_torch", "run_minidynamo", "strict_mode",
     "Difference", "Comparison", "compare_runs", "compare_with_eager",
     "compare_calls_with_torch", "compare_with_torch", "assert_same_as_torch",
@@ -98,8 +97,9 @@ class RecordingBackend:
 
 ## Graph normalisation #################################################################
 
-# Modules whose C names differ from the names users write.
+# C modules by the names users write; minidynamo's graph helpers by torch.compile's (closures).
 _MODULE_ALIASES = {"_operator": "operator", "torch._C._VariableFunctions": "torch"}
+_HELPER_ALIASES = {"minidynamo.variables.tensor.lower_version_by_one": "torch._dynamo.variables.builtin.SetAttrBuiltinVariable._call_setattr.<locals>._lower_version_count_by_1"}  # noqa: E501
 
 
 def target_name(target: Any) -> str:
@@ -126,7 +126,7 @@ def target_name(target: Any) -> str:
         name = getattr(target, "__qualname__", None) or getattr(target, "__name__", None)
     if name is None:
         return repr(target)
-    return f"{module}.{name}" if module else name
+    return _HELPER_ALIASES.get(f"{module}.{name}", f"{module}.{name}") if module else name
 
 
 def normalize_graph(gm: torch.fx.GraphModule) -> list[tuple[str, str]]:

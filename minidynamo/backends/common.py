@@ -81,8 +81,9 @@ def run_as_is(gm: torch.fx.GraphModule, example_inputs: list[Any]) -> Callable[.
 
 @register_backend(tags=("debug",))
 def aot_eager(gm: torch.fx.GraphModule, example_inputs: list[Any]) -> Callable[..., Any]:
-    """AOTAutograd's graphs, run as they are: `aot_backend(run_as_is)`."""
-    return aot_backend(run_as_is)(gm, example_inputs)
+    """AOTAutograd's graphs, run as they are: `aot_backend(run_as_is)`, keeping an
+    inference graph's in-place updates of its inputs in it, as torch's aot_eager does."""
+    return aot_backend(run_as_is, keep_inference_input_mutations=True)(gm, example_inputs)
 
 
 @register_backend

@@ -145,6 +145,8 @@ class TensorVariable(VariableTracker):
             graph_break(DATA_DEPENDENT_VALUE, f"Tensor.{name}() needs the tensor's data")
         if name in ("__setattr__", "__delattr__"):  # x.data = y, x.grad = g, x.tag = 1
             what = args[0].as_python_constant() if args and args[0].is_python_constant() else "?"
+            if name == "__setattr__" and what == "data" and len(args) == 2:
+                return set_data(tx, self, args[1])
             action = "setting" if name == "__setattr__" else "deleting"
             graph_break(UNSUPPORTED_MUTATION, f"{action} attribute {what!r} of a tensor")
         if name == "numpy" and not args:  # an ndarray backed by this tensor (variables/numpy.py)
@@ -204,4 +206,60 @@ def contains_tensor(value: Any) -> bool:
     if isinstance(value, dict):
         return any(contains_tensor(item) for item in value.values())
     return False
+
+
+def set_data(tx: Translator, tensor: TensorVariable, value: VariableTracker) -> VariableTracker:
+    """`x.data = y` on a tensor from outside the frame, recorded as torch.compile records
+    it: `torch.Tensor.set_(x, y)` with grad disabled (so autograd does not see it), then
+    x's version counter lowered by one (`x.data = y` does not bump it in eager; `set_`
+    does). `x` keeps its node (set_'s result is the same tensor): the graph's later reads of
+    `x` see the new data, in torch.compile's graph too.
+
+    The trace's FakeTensor of `x` is changed by `set_` too; what reads `x` as it was when
+    the graph starts gets a copy made now, before the change: a backend that makes fakes
+    of its inputs again (AOTAutograd: the copy is what the fake mode has for the real
+    `x`; torch.compile makes a new FakeTensorMode for its backend instead). x's
+    TENSOR_MATCH compares the real x's sizes, not the changed fake's."""
+    from minidynamo.variables.ctx_manager import set_grad_mode
+
+    fake, new = tensor.example_value, value.realize()
+    if tensor.source is None or not isinstance(new, TensorVariable):
+        graph_break(UNSUPPORTED_MUTATION, "setting .data of a tensor made inside the frame, "
+                    "or to something that is not a tensor")
+    if fake.dtype != new.example_value.dtype:
+        graph_break(UNSUPPORTED_MUTATION, "setting .data of a tensor to another dtype")
+    if any(is_symbolic(size) for size in (*fake.size(), *new.example_value.size())):
+        graph_break(UNSUPPORTED_MUTATION, "setting .data of a tensor with a dynamic size")
+    if fake._base is not None:  # a view of another input: its fake would alias the base's
+        graph_break(UNSUPPORTED_MUTATION, "setting .data of a view")
+    output = tx.output
+    real = next((graph_input.value for graph_input in output.graph_inputs
+                 if graph_input.node is tensor.node), None)
+    if not isinstance(real, torch.Tensor):
+        graph_break(UNSUPPORTED_MUTATION, "setting .data of a tensor that is not a graph input")
+    with output.fake_mode:
+        before = torch.empty_strided(fake.size(), fake.stride(), dtype=fake.dtype,
+                                     device=fake.device, requires_grad=fake.requires_grad)
+    if isinstance(real, torch.nn.Parameter):
+        before = torch.nn.Parameter(before, requires_grad=fake.requires_grad)
+    output.fake_mode.fake_tensor_converter.set_tensor_memo(real, before)
+    output.fakes_before_set_data.append(before)
+    for guard in output.guards:  # its TENSOR_MATCH: the real x's sizes (static: none is a symbol)
+        if guard.kind == "TENSOR_MATCH" and guard.source == tensor.source and guard.tensor:
+            guard.tensor = guard.tensor[0], None
+    output.tracked_fakes[:] = [(example, source) for example, source in output.tracked_fakes
+                               if source != tensor.source]
+    enabled = torch.is_grad_enabled()
+    set_grad_mode(tx, False)
+    result = output.create_node(tx, "call_function", torch.Tensor.set_, [tensor, new], {}, keep=True)
+    set_grad_mode(tx, enabled)
+    output.create_node(tx, "call_function", lower_version_by_one, [result], {}, keep=True)
+    return constant(None)
+
+
+def lower_version_by_one(tensor: torch.Tensor) -> torch.Tensor:
+    """Runs in the graph, after `set_`: the version counter `x.data = y` leaves in eager."""
+    version = tensor._version
+    torch._C._autograd._unsafe_set_version_counter((tensor,), (max(version - 1, 0),))
+    return tensor
 

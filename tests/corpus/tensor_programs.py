@@ -944,6 +944,21 @@ def mutate_input_tensor_inplace(x):
     return x.sum()
 
 
+@case(nn.Parameter(t(3)), t(3))
+def sgd_step_through_data(w, grad):
+    """The update a hand-written optimizer makes: `.data` replaced outside autograd
+    (torch.compile records `set_` under no_grad and lowers the version counter)."""
+    w.data = w.data - 0.1 * grad
+    return w * 2
+
+
+@case(t(3), t(4))
+def data_replaced_then_read(x, y):
+    before = x + 1
+    x.data = y * 3
+    return before, x + 1, x.sum()
+
+
 @case(t(3))
 def in_place_results_are_their_input(x):
     """An in-place operator or method returns the tensor it changed: `is` says so (a
