@@ -22,7 +22,7 @@ from typing import Any
 import torch
 from torch._C._dynamo.guards import dict_version
 
-from minidynamo.guards import CheckFunction, Guard, _ref_name, eval_source
+from minidynamo.guards import CheckFunction, Guard, _ref_name
 from minidynamo.sources import (
     AttrSource, DictGetItemSource, GetItemSource, GlobalSource, GlobalsSource, ImportSource,
     Source,
@@ -64,21 +64,46 @@ class Pinning:
     def __init__(self, f_globals: dict[str, Any]) -> None:
         self.f_globals = f_globals
         self._values: dict[str, Any] = {}
+        self._hops: dict[str, list[tuple[dict, Source | None]] | None] = {}
 
     def value(self, source: Source) -> Any:
+        """What `source` reaches now; called only for sources `hops` follows (module
+        globals, dict items), so no user code runs (no property, no `__getattr__`)."""
         name = source.name()
         if name not in self._values:
             try:
-                self._values[name] = eval_source(name, {}, self.f_globals)
+                self._values[name] = self._read(source)
             except Exception:  # noqa: BLE001 (gone since the trace: nothing to pin)
                 self._values[name] = _UNREADABLE
         return self._values[name]
+
+    def _read(self, source: Source) -> Any:
+        if isinstance(source, GlobalsSource):
+            return self.f_globals
+        if isinstance(source, GlobalSource):
+            return self.f_globals[source.global_name]
+        if isinstance(source, ImportSource):
+            return sys.modules[source.module_name]
+        if type(source) is AttrSource:
+            return getattr(self.value(source.base), source.member)
+        if type(source) is GetItemSource:
+            return self.value(source.base)[source.index]
+        if type(source) is DictGetItemSource:
+            return dict.__getitem__(self.value(source.base), source.index)
+        return _UNREADABLE
 
     def hops(self, source: Source) -> list[tuple[dict, Source | None]] | None:
         """The dicts whose contents decide which object `source` reaches, each with the
         source that reaches the dict itself (None for `G` and `sys.modules`: the same
         dicts for the whole entry); None when something else does (a local, an
         attribute of a class or an instance, a list)."""
+        name = source.name()
+        if name not in self._hops:
+            self._hops[name] = self._follow(source)
+        return self._hops[name]
+
+    def _follow(self, source: Source) -> list[tuple[dict, Source | None]] | None:
+        """`hops`, computed: one step back along the source, then this one."""
         if isinstance(source, GlobalsSource):
             return []
         if isinstance(source, GlobalSource):
@@ -108,8 +133,8 @@ class Pinning:
             return None
         pins: list[tuple[dict, Source | None]] = []
         for source in guard.sources():
-            hops, value = self.hops(source), self.value(source)
-            if hops is None or value is _UNREADABLE:
+            hops = self.hops(source)
+            if hops is None or (value := self.value(source)) is _UNREADABLE:
                 return None
             if guard.kind in ("NOT_IN_DICT", "DICT_KEYS") or (
                     guard.kind == "LENGTH_CHECK" and type(value) is dict):
