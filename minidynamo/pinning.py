@@ -39,7 +39,7 @@ _UNREADABLE = object()
 
 class PinnedGuards:
     """Guards whose values only dicts reach, checked again only when one of those dicts
-    changed: `check(L, G)` compares the dicts' versions with the ones seen when the
+    changed: `check(G)` compares the dicts' versions with the ones seen when the
     guards last held, and runs `inner` (their own check function) when they differ."""
 
     def __init__(self, guards: list[Guard], dicts: list[dict]) -> None:
@@ -47,11 +47,12 @@ class PinnedGuards:
         self.dicts = tuple(dicts)
         self.seen: tuple[int, ...] | None = None  # versions when the guards last held
 
-    def check(self, L: dict, G: dict) -> bool:
+    def check(self, G: dict) -> bool:
+        """The frame's globals are all the pinned guards read (no local reaches a dict)."""
         versions = tuple(map(dict_version, self.dicts))
         if versions == self.seen:
             return True
-        if not self.inner.check(L, G):
+        if not self.inner.check({}, G):
             return False
         self.seen = versions  # (read before the guards ran: nothing runs in between)
         return True
@@ -195,7 +196,7 @@ def pinned_forms(guards: list[Guard], f_globals: dict[str, Any]) -> list[Guard]:
     inner = "".join(f"\n#     {line}" for line in group.inner.annotated_source().splitlines())
     note = (f"{len(group.dicts)} dicts' versions pin the guards of {name}.inner, which runs "
             f"when one of them changed:{inner}")
-    guard = Guard("PINNED", None, f"{name}.check(L, G)", refs,
+    guard = Guard("PINNED", GlobalsSource(), f"{name}.check(G)", refs,
                   reason=lambda L, G: group.inner.failure_reason(L, G),
                   text=f"{len(pinned)} guards on module globals ({name}.inner)",
                   notes={name: note})

@@ -28,7 +28,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Callable
 
 from minidynamo.exc import UNSUPPORTED_MUTATION, InternalError, graph_break
-from minidynamo.sources import LocalCellSource
+from minidynamo.sources import LocalCellSource, Source
 from minidynamo.variables import (
     CellVariable,
     ConstDictVariable,
@@ -62,6 +62,8 @@ class SideEffects:
         self.known_values: dict[int, tuple[Any, VariableTracker]] = {}
         self.mutated: set[int] = set()  # object_ids of pre-existing objects to replay
         self.global_writes: dict[tuple[int, str], tuple[dict[str, Any], VariableTracker]] = {}
+        # (a tensor input's source, attribute name) -> its new value: `x.tag = 3`
+        self.tensor_attribute_writes: dict[tuple[Source, str], VariableTracker] = {}
 
     def clear(self) -> None:
         """Forget every object and write (the trace is over: `OutputGraph.cleanup`)."""
@@ -69,6 +71,7 @@ class SideEffects:
         self.known_values.clear()
         self.mutated.clear()
         self.global_writes.clear()
+        self.tensor_attribute_writes.clear()
 
     # -- identity of real objects ---------------------------------------------
 
@@ -116,14 +119,23 @@ class SideEffects:
         entry = self.global_writes.get((id(f_globals), name))
         return entry[1] if entry else None
 
+    def store_tensor_attribute(self, source: Source, name: str, value: VariableTracker) -> None:
+        """`x.tag = value` on a tensor from outside the frame: replayed after the graph."""
+        self.tensor_attribute_writes[(source, name)] = value
+
+    def load_tensor_attribute(self, source: Source, name: str) -> VariableTracker | None:
+        return self.tensor_attribute_writes.get((source, name))
+
     def is_empty(self) -> bool:
         """No mutation to replay after the graph."""
-        return not self.mutated and not self.global_writes
+        return not self.mutated and not self.global_writes and not self.tensor_attribute_writes
 
     def replace_in_pending_writes(self, new: VariableTracker) -> None:
         """Global writes hold trackers too: keep them at their newest versions."""
         for key, (f_globals, value) in list(self.global_writes.items()):
             self.global_writes[key] = (f_globals, replace_version(value, new))
+        for key, value in list(self.tensor_attribute_writes.items()):
+            self.tensor_attribute_writes[key] = replace_version(value, new)
 
     # -- replaying after the graph ----------------------------------------------
 
@@ -136,6 +148,10 @@ class SideEffects:
         for (_, name), (f_globals, value) in self.global_writes.items():
             codegen(value)
             codegen.store_global(f_globals, name)
+        for (source, name), value in self.tensor_attribute_writes.items():
+            codegen(value)
+            codegen.load_source(source)
+            codegen.append("STORE_ATTR", argval=name)
 
     def codegen_preload(self, codegen: PyCodegen) -> None:
         """Read what the writes will use (the objects written to, their new contents)."""
@@ -151,7 +167,8 @@ class SideEffects:
         """What the replay writes: the new contents of mutated objects, global values."""
         contents = [getattr(variable, name) for variable in self.replayed()
                     for name in variable.children_fields]
-        return contents + [value for _, value in self.global_writes.values()]
+        return contents + [value for _, value in self.global_writes.values()] + list(
+            self.tensor_attribute_writes.values())
 
 
 def _replay_list(codegen: PyCodegen, variable: ListVariable) -> None:

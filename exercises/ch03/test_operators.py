@@ -245,21 +245,53 @@ def test_an_attribute_tensors_lack_raises_attribute_error():
 
 
 def reads_a_user_attribute(x):
-    return x * 2, hasattr(x, "tag")
+    return x * 2, hasattr(x, "tag"), x * x.tag, getattr(x, "missing", 5)
 
 
 @pytest.mark.task("ch03.4")
-def test_an_attribute_set_on_an_input_tensor_is_not_missing():
-    """`x.tag = 3` outside the compiled function: `hasattr(x, "tag")` is True. minidynamo
-    does not model a tensor's own attributes, so it breaks there (torch.compile traces
-    it); it must not answer False."""
+def test_an_attribute_set_on_an_input_tensor_is_read_in_one_graph():
+    """`x.tag = 3` outside the compiled function: `hasattr(x, "tag")` is True and `x.tag`
+    is 3, read from the real tensor with its source `L['x'].tag` (`own_attribute`), and
+    `x.missing` raises AttributeError (which `getattr` catches): one graph, as
+    torch.compile. A var_getattr that answers "no such attribute" for every name the
+    Tensor class lacks gets the wrong answer; one that breaks the graph loses the graph."""
     x = samples.tensors((3,))[0]
     x.tag = 3
+    comparison = assert_same_as_torch(reads_a_user_attribute, x, fullgraph=True)
+    assert comparison.minidynamo.outcomes[0].value[1] is True
+    assert not comparison.minidynamo.graph_breaks
+
+
+def attributes_of_a_result(x):
+    y = x * 2
+    return y, hasattr(y, "tag"), getattr(y, "scale", 1.5)
+
+
+@pytest.mark.task("ch03.4")
+def test_a_missing_attribute_of_a_result_is_an_attribute_error():
+    """A tensor made in the frame has no attributes of its own yet: `hasattr` is False and
+    `getattr` gives its default, in one graph, as torch.compile."""
+    x = samples.tensors((3,))[0]
+    comparison = assert_same_as_torch(attributes_of_a_result, x, fullgraph=True)
+    assert comparison.minidynamo.outcomes[0].value[1:] == (False, 1.5)
+
+
+def reads_the_gradient(x):
+    return x * 2, x.grad
+
+
+@pytest.mark.task("ch03.4")
+def test_a_class_attribute_not_modelled_breaks_and_gives_eagers_value():
+    """`x.grad` is an attribute of the Tensor class that this chapter's tracker does not
+    model (torch.compile reads it): the graph breaks there (MD0005, naming it), and the
+    value is eager's, neither an AttributeError nor None."""
+    x = samples.tensors((3,))[0].requires_grad_()
+    x.grad = torch.ones(3)
     calls = [Call((x,))]
-    eager, mine = run_eager(reads_a_user_attribute, calls), run_minidynamo(reads_a_user_attribute, calls)
+    eager = run_eager(reads_the_gradient, calls)
+    mine = run_minidynamo(reads_the_gradient, calls)
     assert not compare_with_eager(eager, mine)
-    assert mine.outcomes[0].value[1] is True
-    assert "(unsupported attribute): Tensor attribute 'tag'" in mine.graph_breaks[0].splitlines()[0]
+    assert "(unsupported attribute): Tensor attribute 'grad'" in mine.graph_breaks[0].splitlines()[0]
 
 
 @pytest.mark.task("ch03.4")

@@ -90,6 +90,27 @@ def has_own_attribute(tx: Translator, tensor: TensorVariable, name: str) -> bool
     return False
 
 
+def own_attribute(tx: Translator, tensor: TensorVariable, name: str) -> VariableTracker:
+    """`x.tag` of a tensor from outside the frame, an attribute of its own (its class has
+    none of that name: no descriptor can answer): what the trace stored there (replayed
+    after the graph: `SideEffects.store_tensor_attribute`), else the real tensor's value,
+    with its source `L['x'].tag` and the guards its kind gets."""
+    from minidynamo.variables.builder import VariableBuilder
+
+    stored = tx.output.side_effects.load_tensor_attribute(tensor.source, name)
+    if stored is not None:
+        return stored
+    real = next((graph_input.value for graph_input in tx.output.graph_inputs
+                 if graph_input.node is tensor.node), None)
+    attributes = getattr(real, "__dict__", None)
+    if attributes is None or name not in attributes:
+        if attributes is None:
+            graph_break(UNSUPPORTED_ATTRIBUTE, f"Tensor attribute {name!r}")
+        tx.output.guards.not_in_dict(AttrSource(tensor.source, "__dict__"), name)
+        raise_observed(AttributeError, f"'Tensor' object has no attribute {name!r}")
+    return VariableBuilder(tx.output, AttrSource(tensor.source, name))(attributes[name])
+
+
 @dataclass(frozen=True, eq=False, repr=False)
 class TensorVariable(VariableTracker):
     """A tensor computed by `node` in the graph; `example_value` is its FakeTensor."""
@@ -130,6 +151,8 @@ class TensorVariable(VariableTracker):
                                          keep=True)
         if callable(getattr(torch.Tensor, name, None)):
             return GetAttrVariable(self, name)  # a method: called by call_method
+        if self.source is not None and not hasattr(self.class_, name):
+            return own_attribute(tx, self, name)
         if not hasattr(self.class_, name) and not has_own_attribute(tx, self, name):
             raise_observed(AttributeError, f"'Tensor' object has no attribute {name!r}")
         graph_break(UNSUPPORTED_ATTRIBUTE, f"Tensor attribute {name!r}")
@@ -147,6 +170,10 @@ class TensorVariable(VariableTracker):
             what = args[0].as_python_constant() if args and args[0].is_python_constant() else "?"
             if name == "__setattr__" and what == "data" and len(args) == 2:
                 return set_data(tx, self, args[1])
+            if name == "__setattr__" and len(args) == 2 and isinstance(what, str) and (
+                    self.source is not None and not hasattr(self.class_, what)):
+                tx.output.side_effects.store_tensor_attribute(self.source, what, args[1])
+                return constant(None)
             action = "setting" if name == "__setattr__" else "deleting"
             graph_break(UNSUPPORTED_MUTATION, f"{action} attribute {what!r} of a tensor")
         if name == "numpy" and not args:  # an ndarray backed by this tensor (variables/numpy.py)

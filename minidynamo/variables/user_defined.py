@@ -678,21 +678,24 @@ def new_instance_of(cls: type, *constructor_args: Any) -> Any:
     arguments are loaded where TorchDynamo loads them (so the graph's outputs come in its
     order); only a tuple's `__new__` uses them, its items. list's and object's are
     called without them."""
-    base = container_base(cls) or object
-    if base is tuple:
+    if issubclass(cls, tuple):  # (`container_base`'s answer, spelled out: this runs per call)
         return tuple.__new__(cls, *constructor_args)
-    return base.__new__(cls)
+    for base in CONTAINER_BASES:
+        if issubclass(cls, base):
+            return base.__new__(cls)
+    return object.__new__(cls)
 
 
 def fill_instance(obj: Any, items: list | dict | tuple, attributes: dict) -> Any:
     """Runs in generated code: the items (a list's or a dict's, set with the builtin
     base's methods) and the attributes (`object.__setattr__`) of a new instance."""
-    base = container_base(type(obj))
-    if base is list:
-        list.extend(obj, items)
-    elif base in DICT_BASES:
+    if isinstance(obj, dict):
+        setitem = collections.OrderedDict.__setitem__ if isinstance(
+            obj, collections.OrderedDict) else dict.__setitem__
         for key, value in items.items():
-            base.__setitem__(obj, key, value)
+            setitem(obj, key, value)
+    elif isinstance(obj, list):
+        list.extend(obj, items)
     for name, value in attributes.items():
         object.__setattr__(obj, name, value)
     return obj

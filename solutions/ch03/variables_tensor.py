@@ -23,6 +23,7 @@ if TYPE_CHECKING:
 # defined next to the exercises in the package:
 from minidynamo.variables.tensor import (
     CONSTANT_ATTRIBUTES, NODE_READ_ATTRIBUTES, TENSOR_ATTRIBUTES, has_own_attribute,
+    own_attribute,
 )
 
 
@@ -55,6 +56,8 @@ class TensorVariable:
                                          keep=True)
         if callable(getattr(torch.Tensor, name, None)):
             return GetAttrVariable(self, name)  # a method: called by call_method
+        if self.source is not None and not hasattr(self.class_, name):
+            return own_attribute(tx, self, name)
         if not hasattr(self.class_, name) and not has_own_attribute(tx, self, name):
             raise_observed(AttributeError, f"'Tensor' object has no attribute {name!r}")
         graph_break(UNSUPPORTED_ATTRIBUTE, f"Tensor attribute {name!r}")

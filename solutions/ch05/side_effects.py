@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Callable
 from minidynamo.exc import UNSUPPORTED_MUTATION, InternalError, graph_break
-from minidynamo.sources import LocalCellSource
+from minidynamo.sources import LocalCellSource, Source
 from minidynamo.variables import CellVariable, ConstDictVariable, ListVariable, NNModuleVariable, SetVariable, UserDefinedDictVariable, UserDefinedObjectVariable, UserDefinedSequenceVariable, VariableTracker, replace_version
 from minidynamo.variables.base import TrackerDict
 from minidynamo.variables.dicts import DictPartVariable

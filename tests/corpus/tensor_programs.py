@@ -959,6 +959,32 @@ def data_replaced_then_read(x, y):
     return before, x + 1, x.sum()
 
 
+def tagged(tensor, **attributes):
+    """A tensor with attributes of its own (`x.scale = 2.0`), as libraries tag parameters."""
+    tensor.__dict__.update(attributes)
+    return tensor
+
+
+@case(t(3))
+def attribute_set_on_an_input_tensor(x):
+    x.tag = 3
+    return x * x.tag
+
+
+@case(tagged(t(3), scale=2.0))
+def attribute_of_an_input_tensor_read_when_present(x):
+    if hasattr(x, "scale") and not hasattr(x, "offset"):
+        return x * x.scale
+    return x - 1
+
+
+@case(t(3), t(3))
+def attribute_of_an_input_tensor_counted_and_set_to_a_tensor(x, y):
+    x.calls = getattr(x, "calls", 0) + 1
+    x.partner = y * 2
+    return x + x.calls, x.partner + 1
+
+
 @case(t(3))
 def in_place_results_are_their_input(x):
     """An in-place operator or method returns the tensor it changed: `is` says so (a

@@ -309,6 +309,17 @@ def with_instance_method(obj):
     return patch
 
 
+def tensor_scaled_by_its_attribute(x):
+    if hasattr(x, "scale"):
+        return x * x.scale
+    return x - 1
+
+
+def tagged(tensor, **attributes):
+    tensor.__dict__.update(attributes)
+    return tensor
+
+
 def item_aliases(x, xs):
     xs[0].mul_(2)
     return x + 1
@@ -445,6 +456,10 @@ CASES = [
     Case("tensor_requires_grad", needs_grad,
          same_then(lambda: (t(3),), lambda: (t(3).requires_grad_(),))),
     Case("tensor_stride", scale, same_then(lambda: (t(3, 3), 2), lambda: (t(3, 3).t(), 2))),
+    Case("tensor_attribute_value", tensor_scaled_by_its_attribute,
+         same_then(lambda: (tagged(t(3), scale=2.0),), lambda: (tagged(t(3), scale=3.0),))),
+    Case("tensor_attribute_added", tensor_scaled_by_its_attribute,
+         same_then(lambda: (t(3),), lambda: (tagged(t(3), scale=3.0),))),
     Case("tensor_subclass", scale,
          same_then(lambda: (t(3), 2), lambda: (torch.nn.Parameter(t(3), requires_grad=False), 2))),
     Case("int_argument", scale, same_then(lambda: (t(3), 2), lambda: (t(3), 3))),
