@@ -276,22 +276,37 @@ def test_a_missing_attribute_of_a_result_is_an_attribute_error():
     assert comparison.minidynamo.outcomes[0].value[1:] == (False, 1.5)
 
 
-def reads_the_gradient(x):
-    return x * 2, x.grad
+def reads_the_gradient_function(x):
+    return x * 2, x.grad_fn
 
 
 @pytest.mark.task("ch03.4")
 def test_a_class_attribute_not_modelled_breaks_and_gives_eagers_value():
-    """`x.grad` is an attribute of the Tensor class that this chapter's tracker does not
-    model (torch.compile reads it): the graph breaks there (MD0005, naming it), and the
-    value is eager's, neither an AttributeError nor None."""
+    """`x.grad_fn` is an attribute of the Tensor class that this chapter's tracker does
+    not model (torch.compile reads it): the graph breaks there (MD0005, naming it), and
+    the value is eager's, neither an AttributeError nor a made-up one."""
     x = samples.tensors((3,))[0].requires_grad_()
-    x.grad = torch.ones(3)
     calls = [Call((x,))]
-    eager = run_eager(reads_the_gradient, calls)
-    mine = run_minidynamo(reads_the_gradient, calls)
+    eager = run_eager(reads_the_gradient_function, calls)
+    mine = run_minidynamo(reads_the_gradient_function, calls)
     assert not compare_with_eager(eager, mine)
-    assert "(unsupported attribute): Tensor attribute 'grad'" in mine.graph_breaks[0].splitlines()[0]
+    assert "(unsupported attribute): Tensor attribute 'grad_fn'" in \
+        mine.graph_breaks[0].splitlines()[0]
+
+
+def reads_the_gradient(x):
+    return x * 2 if x.grad is None else x - 0.1 * x.grad
+
+
+@pytest.mark.task("ch03.4")
+@pytest.mark.parametrize("has_grad", [False, True])
+def test_the_gradient_of_an_input_is_read_as_an_input(has_grad):
+    """`x.grad` of an input is None (guarded) or another input of the graph, as
+    torch.compile reads it: an optimizer's `if p.grad is None` is one graph."""
+    x = samples.tensors((3,))[0].requires_grad_()
+    if has_grad:
+        x.grad = samples.tensors((3,))[0]
+    assert_same_as_torch(reads_the_gradient, x, fullgraph=True)
 
 
 @pytest.mark.task("ch03.4")

@@ -90,6 +90,16 @@ def has_own_attribute(tx: Translator, tensor: TensorVariable, name: str) -> bool
     return False
 
 
+def source_value(tx: Translator, tensor: TensorVariable, name: str) -> Any:
+    """`name` of the real tensor behind a graph input (`x.grad`): the trace breaks if
+    the tracker is not a graph input's."""
+    real = next((graph_input.value for graph_input in tx.output.graph_inputs
+                 if graph_input.node is tensor.node), None)
+    if not isinstance(real, torch.Tensor):
+        graph_break(UNSUPPORTED_ATTRIBUTE, f"Tensor attribute {name!r}")
+    return getattr(real, name)
+
+
 def own_attribute(tx: Translator, tensor: TensorVariable, name: str) -> VariableTracker:
     """`x.tag` of a tensor from outside the frame, an attribute of its own (its class has
     none of that name: no descriptor can answer): what the trace stored there (replayed
@@ -151,6 +161,11 @@ class TensorVariable(VariableTracker):
                                          keep=True)
         if callable(getattr(torch.Tensor, name, None)):
             return GetAttrVariable(self, name)  # a method: called by call_method
+        if self.source is not None and name == "grad":  # None, or another input of the graph
+            from minidynamo.variables.builder import VariableBuilder
+
+            source = AttrSource(self.source, name)
+            return VariableBuilder(tx.output, source)(source_value(tx, self, name))
         if self.source is not None and not hasattr(self.class_, name):
             return own_attribute(tx, self, name)
         if not hasattr(self.class_, name) and not has_own_attribute(tx, self, name):

@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 # defined next to the exercises in the package:
 from minidynamo.variables.tensor import (
     CONSTANT_ATTRIBUTES, NODE_READ_ATTRIBUTES, TENSOR_ATTRIBUTES, has_own_attribute,
-    own_attribute,
+    own_attribute, source_value,
 )
 
 
@@ -56,6 +56,11 @@ class TensorVariable:
                                          keep=True)
         if callable(getattr(torch.Tensor, name, None)):
             return GetAttrVariable(self, name)  # a method: called by call_method
+        if self.source is not None and name == "grad":  # None, or another input of the graph
+            from minidynamo.variables.builder import VariableBuilder
+
+            source = AttrSource(self.source, name)
+            return VariableBuilder(tx.output, source)(source_value(tx, self, name))
         if self.source is not None and not hasattr(self.class_, name):
             return own_attribute(tx, self, name)
         if not hasattr(self.class_, name) and not has_own_attribute(tx, self, name):

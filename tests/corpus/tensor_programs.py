@@ -952,6 +952,22 @@ def sgd_step_through_data(w, grad):
     return w * 2
 
 
+def with_grad(parameter, grad):
+    parameter.grad = grad
+    return parameter
+
+
+@case([with_grad(nn.Parameter(t(3)), t(3)), nn.Parameter(t(2))], 0.1)
+def hand_written_sgd_step(params, lr):
+    """An optimizer's loop: parameters without a gradient skipped (`p.grad` of an input:
+    None, guarded, or another graph input), the others updated through `.data`."""
+    for p in params:
+        if p.grad is None:
+            continue
+        p.data = p.data - lr * p.grad
+    return params[0] * 1
+
+
 @case(t(3), t(4))
 def data_replaced_then_read(x, y):
     before = x + 1
