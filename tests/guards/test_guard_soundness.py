@@ -315,6 +315,18 @@ def tensor_scaled_by_its_attribute(x):
     return x - 1
 
 
+def step_if_graded(w):
+    if w.grad is None:
+        return w * 2
+    return w - 0.1 * w.grad
+
+
+def parameter(grad=None):
+    w = torch.nn.Parameter(t(3))
+    w.grad = grad
+    return w
+
+
 def tagged(tensor, **attributes):
     tensor.__dict__.update(attributes)
     return tensor
@@ -460,6 +472,8 @@ CASES = [
          same_then(lambda: (tagged(t(3), scale=2.0),), lambda: (tagged(t(3), scale=3.0),))),
     Case("tensor_attribute_added", tensor_scaled_by_its_attribute,
          same_then(lambda: (t(3),), lambda: (tagged(t(3), scale=3.0),))),
+    Case("tensor_grad_set", step_if_graded,
+         same_then(lambda: (parameter(),), lambda: (parameter(t(3)),))),
     Case("tensor_subclass", scale,
          same_then(lambda: (t(3), 2), lambda: (torch.nn.Parameter(t(3), requires_grad=False), 2))),
     Case("int_argument", scale, same_then(lambda: (t(3), 2), lambda: (t(3), 3))),
