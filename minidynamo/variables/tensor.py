@@ -81,20 +81,22 @@ DATA_DEPENDENT_METHODS = frozenset({
 })
 
 
+def input_value(tx: Translator, tensor: TensorVariable) -> Any:
+    """The real tensor behind a graph input's tracker (None for a tensor made in the frame)."""
+    return next((graph_input.value for graph_input in tx.output.graph_inputs
+                 if graph_input.node is tensor.node), None)
+
+
 def has_own_attribute(tx: Translator, tensor: TensorVariable, name: str) -> bool:
     """Whether the real tensor behind a graph input has `name` in its `__dict__`
     (`x.tag = ...` set outside the compiled function)."""
-    for graph_input in tx.output.graph_inputs:
-        if graph_input.node is tensor.node:
-            return name in getattr(graph_input.value, "__dict__", {})
-    return False
+    return name in getattr(input_value(tx, tensor), "__dict__", {})
 
 
 def source_value(tx: Translator, tensor: TensorVariable, name: str) -> Any:
     """`name` of the real tensor behind a graph input (`x.grad`): the trace breaks if
     the tracker is not a graph input's."""
-    real = next((graph_input.value for graph_input in tx.output.graph_inputs
-                 if graph_input.node is tensor.node), None)
+    real = input_value(tx, tensor)
     if not isinstance(real, torch.Tensor):
         graph_break(UNSUPPORTED_ATTRIBUTE, f"Tensor attribute {name!r}")
     return getattr(real, name)
@@ -110,9 +112,7 @@ def own_attribute(tx: Translator, tensor: TensorVariable, name: str) -> Variable
     stored = tx.output.side_effects.load_tensor_attribute(tensor.source, name)
     if stored is not None:
         return stored
-    real = next((graph_input.value for graph_input in tx.output.graph_inputs
-                 if graph_input.node is tensor.node), None)
-    attributes = getattr(real, "__dict__", None)
+    attributes = getattr(input_value(tx, tensor), "__dict__", None)
     if attributes is None or name not in attributes:
         if attributes is None:
             graph_break(UNSUPPORTED_ATTRIBUTE, f"Tensor attribute {name!r}")
@@ -275,8 +275,7 @@ def set_data(tx: Translator, tensor: TensorVariable, value: VariableTracker) -> 
     if fake._base is not None:  # a view of another input: its fake would alias the base's
         graph_break(UNSUPPORTED_MUTATION, "setting .data of a view")
     output = tx.output
-    real = next((graph_input.value for graph_input in output.graph_inputs
-                 if graph_input.node is tensor.node), None)
+    real = input_value(tx, tensor)
     if not isinstance(real, torch.Tensor):
         graph_break(UNSUPPORTED_MUTATION, "setting .data of a tensor that is not a graph input")
     with output.fake_mode:
