@@ -19,7 +19,8 @@ and `G` (its globals):
 | EQUALS_MATCH | an int, float, str, torch.dtype ... | `type(...) is int and L['n'] == 2` |
 | ID_MATCH | None, bools, functions (their code), classes, modules | `L['flag'] is None` |
 | LENGTH_CHECK | a list or tuple | `len(L['xs']) == 2` |
-| DICT_KEYS | a dict | `list(L['d'].keys()) == ['a', 'b']` |
+| DICT_KEYS | a dict whose keys are all read (a loop, `len`, a write) | `list(L['d'].keys()) == ['a', 'b']` |
+| DICT_CONTAINS | a dict read by key (`d['a']`, `d.get('a')`, `'a' in d`) | `'a' in L['d']` |
 | NOT_IN_DICT | an attribute found on the class, a builtin | `'forward' not in L['m'].__dict__` |
 | NO_HOOKS | an nn.Module that is called | no hooks registered on it |
 | GLOBAL_STATE | every frame | grad mode, default dtype, deterministic algorithms |
@@ -368,16 +369,26 @@ class GuardSet:
         self.type_match(source, value)
         self._add(Guard("LENGTH_CHECK", source, f"len({source.name()}) == {len(value)}"))
 
-    def dict_keys(self, source: Source, value: dict) -> None:
-        """The keys in order; a subclass's are read with `dict.keys`, not its override
-        (a mappingproxy, read-only view of a dict, with its own)."""
+    def dict_keys(self, source: Source, value: dict, keys: list[Any] | None = None) -> None:
+        """The keys in order (`keys`: as they were when the dict entered the trace); a
+        subclass's are read with `dict.keys`, not its override (a mappingproxy, read-only
+        view of a dict, with its own)."""
         self.type_match(source, value)
         name = source.name()
         exact = type(value) in DICT_TYPES
-        keys = f"{name}.keys()" if exact else f"dict.keys({name})"
-        expected = ", ".join(key_expression(key) for key in (
-            value.keys() if exact else dict.keys(value)))
-        self._add(Guard("DICT_KEYS", source, f"list({keys}) == [{expected}]"))
+        if keys is None:
+            keys = list(value.keys() if exact else dict.keys(value))
+        expected = ", ".join(key_expression(key) for key in keys)
+        read = f"{name}.keys()" if exact else f"dict.keys({name})"
+        self._add(Guard("DICT_KEYS", source, f"list({read}) == [{expected}]"))
+
+    def dict_contains(self, source: Source, key: Any, present: bool, builtin: bool = False) -> None:
+        """DICT_CONTAINS: a key the trace read is (or is not) in the dict at `source`, which
+        the trace read by key only; `builtin`: a dict subclass's entries, asked with
+        `dict.__contains__`, never the subclass's override."""
+        name, spelled = source.name(), key_expression(key)
+        code = f"dict.__contains__({name}, {spelled})" if builtin else f"{spelled} in {name}"
+        self._add(Guard("DICT_CONTAINS", source, code if present else f"not {code}"))
 
     def not_in_dict(self, source: Source, key: str) -> None:
         """`key` is absent from the mapping at `source` (an instance `__dict__`, the globals)."""
@@ -466,6 +477,7 @@ GUARD_KINDS: dict[str, Callable[[GuardSet, Source, Any], None]] = {
     "EQUALS_MATCH": GuardSet.equals_match,
     "LENGTH_CHECK": GuardSet.length_check,
     "DICT_KEYS": GuardSet.dict_keys,
+    "DICT_CONTAINS": GuardSet.dict_contains,
     "NO_HOOKS": GuardSet.no_hooks,
     "DIMENSION_DYNAMIC_MARKING": GuardSet.dimension_dynamic_marking,
 }

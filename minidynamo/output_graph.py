@@ -529,14 +529,18 @@ def binds_symbol(node: torch.fx.Node) -> sympy.Symbol | None:
 
 def is_symbol_computation(node: torch.fx.Node) -> bool:
     """A node computing a symbolic value from symbols and numbers (`s77 > 2`), or
-    reading one (`sym_size(x, 0)`): pure, so removable when nothing reads it."""
+    reading one (`sym_size(x, 0)`): pure, so removable when nothing reads it. (A symbol
+    the trace later specialized, `s77` replaced by 3, is still one here.)"""
     if node.target in (torch.ops.aten.sym_size.int, torch.ops.aten.sym_stride.int):
         return True
-    if not is_symbolic(node.meta.get("example_value")):
+    if not isinstance(node.meta.get("example_value"), SYMBOLIC_TYPES):
         return False
     return all(isinstance(arg, (int, float, bool)) or (
-        isinstance(arg, torch.fx.Node) and is_symbolic(arg.meta.get("example_value")))
+        isinstance(arg, torch.fx.Node) and isinstance(arg.meta.get("example_value"), SYMBOLIC_TYPES))
         for arg in (*node.args, *node.kwargs.values()))
+
+
+SYMBOLIC_TYPES = (torch.SymInt, torch.SymFloat, torch.SymBool)
 
 
 def reporting_failures(backend: Backend, frame_name: str) -> Backend:

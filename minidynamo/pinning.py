@@ -31,7 +31,7 @@ from minidynamo.sources import (
 # Kinds whose truth depends only on which object a source reaches (and, for the dict
 # kinds, on that dict's contents): with the same objects, the same answer.
 PINNABLE_KINDS = frozenset({"ID_MATCH", "NONE_MATCH", "EQUALS_MATCH", "TYPE_MATCH", "NOT_IN_DICT",
-                            "DICT_KEYS", "LENGTH_CHECK"})
+                            "DICT_KEYS", "DICT_CONTAINS", "LENGTH_CHECK"})
 IMMUTABLE_TYPE = 1 << 8  # Py_TPFLAGS_IMMUTABLETYPE: its instances' `__class__` cannot be set
 IMMUTABLE_VALUES = (int, float, complex, str, bytes, bool, type(None), torch.dtype, torch.device)
 _UNREADABLE = object()
@@ -137,7 +137,7 @@ class Pinning:
             hops = self.hops(source)
             if hops is None or (value := self.value(source)) is _UNREADABLE:
                 return None
-            if guard.kind in ("NOT_IN_DICT", "DICT_KEYS") or (
+            if guard.kind in ("NOT_IN_DICT", "DICT_KEYS", "DICT_CONTAINS") or (
                     guard.kind == "LENGTH_CHECK" and type(value) is dict):
                 if type(value) is not dict:  # a subclass may answer `in` and keys() its way
                     return None

@@ -225,6 +225,16 @@ def is_symbolic(value: Any) -> bool:
     return not value.node.is_constant() and value.node.expr.free_symbols != set()
 
 
+def as_number(value: Any) -> Any:
+    """A SymInt, SymFloat or SymBool that is a number in disguise (its symbol was
+    specialized: `x.shape[0]` after `s77` was replaced by 3) as that number; anything
+    else as it is. Reading it adds no guard: the ShapeEnv already knows the number."""
+    if isinstance(value, (torch.SymInt, torch.SymFloat, torch.SymBool)) and not is_symbolic(value):
+        number = {torch.SymInt: int, torch.SymFloat: float, torch.SymBool: bool}[type(value)]
+        return number(value.node.expr)
+    return value
+
+
 def hint(value: Any) -> Any:
     """The real value behind a symbol (the example it was made from): `s77` -> 5."""
     if is_symbolic(value):

@@ -165,6 +165,16 @@ class VariableBuilder:
         """The trace now depends on `value`: guard it (chapter 9; nothing without a source)."""
         self.output.guards.add(kind, self.source, value, **details)
 
+    def keys_guard(self, value: Any) -> Callable[[], None] | None:
+        """A dict's TYPE_MATCH, added now, and its DICT_KEYS guard, for its tracker to add
+        when the trace first reads all its keys (`ConstDictVariable.items`); the keys
+        are the ones it has now, in order. None without a source: nothing to guard."""
+        if self.source is None:
+            return None
+        self.guard("TYPE_MATCH", value)
+        keys = list(dict.keys(value) if isinstance(value, dict) else value.keys())
+        return functools.partial(self.output.guards.add, "DICT_KEYS", self.source, value, keys=keys)
+
     # -- children of containers: lazy, with item sources ------------------------
 
     def child(self, value: Any, index: Any) -> VariableTracker:
@@ -272,15 +282,15 @@ class VariableBuilder:
     def wrap_dict(self, value: dict) -> VariableTracker:
         if not all(is_dict_key_value(key) for key in value):
             graph_break(UNSUPPORTED_VALUE, "a dict whose keys are not all constants")
-        self.guard("DICT_KEYS", value)
+        keys_guard = self.keys_guard(value)
         items = {key: self.child(item, key) for key, item in value.items()}
         factory = getattr(value, "default_factory", None)
         factory_source = AttrSource(self.source, "default_factory") if self.source else None
         factory_variable = None if factory is None else VariableBuilder(
             self.output, factory_source)(factory)
         variable = ConstDictVariable(
-            items, type(value), factory_variable, source=self.source, object_id=new_object_id()
-        )
+            items, type(value), factory_variable, keys_guard, source=self.source,
+            object_id=new_object_id())
         return self.output.side_effects.track_existing(value, variable)
 
     def wrap_mapping_proxy(self, value: types.MappingProxyType) -> VariableTracker:
@@ -288,9 +298,9 @@ class VariableBuilder:
         read as a dict, keys guarded and values lazy; no version, as nothing writes it."""
         if not all(is_dict_key_value(key) for key in value):
             graph_break(UNSUPPORTED_VALUE, "a mappingproxy whose keys are not all constants")
-        self.guard("DICT_KEYS", value)
+        keys_guard = self.keys_guard(value)
         items = {key: self.child(item, key) for key, item in value.items()}
-        return MappingProxyVariable(items, source=self.source)
+        return MappingProxyVariable(items, keys_guard=keys_guard, source=self.source)
 
     def wrap_dict_subclass(self, value: dict) -> VariableTracker:
         """An instance of a user subclass of dict or OrderedDict: an object whose dict part
@@ -298,14 +308,14 @@ class VariableBuilder:
         keys = list(dict.keys(value))
         if not all(is_dict_key_value(key) for key in keys):
             graph_break(UNSUPPORTED_VALUE, "a dict whose keys are not all constants")
-        self.guard("DICT_KEYS", value)
+        keys_guard = self.keys_guard(value)
         items = {}
         for key in keys:
             entry = dict.__getitem__(value, key)
             items[key] = VariableBuilder(self.output, None)(entry) if self.source is None else (
                 LazyVariableTracker(entry, self.output, source=DictGetItemSource(self.source, key)))
-        contents = DictPartVariable(
-            items, dict_base(type(value)), source=self.source, object_id=new_object_id())
+        contents = DictPartVariable(items, dict_base(type(value)), keys_guard=keys_guard,
+                                    source=self.source, object_id=new_object_id())
         self.output.side_effects.track_new(contents)
         variable = UserDefinedDictVariable(
             value, type(value), contents=contents, source=self.source, object_id=new_object_id())

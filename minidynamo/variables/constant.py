@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, Sequence
 import torch
 
 from minidynamo.exc import UNSUPPORTED_CALL, UNSUPPORTED_VALUE, graph_break, raise_observed
+from minidynamo.shapes import as_number
 from minidynamo.variables.base import VariableTracker, constant_values
 
 if TYPE_CHECKING:
@@ -122,7 +123,9 @@ def materialize_iterator(tx: Translator, value: VariableTracker) -> VariableTrac
 
 
 def constant(value: Any) -> VariableTracker:
-    """The tracker of a constant; tuples of constants become TupleVariables."""
+    """The tracker of a constant; tuples of constants become TupleVariables (a
+    specialized symbol, `SymInt(3)`, is its number: `as_number`)."""
+    value = as_number(value)
     if isinstance(value, tuple) and not isinstance(value, torch.Size):
         from minidynamo.variables.lists import TupleVariable
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 import collections
 import types
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from minidynamo.exc import (
     UNSUPPORTED_MUTATION,
@@ -30,6 +30,7 @@ from minidynamo.variables.base import (
     bound_method_getattr,
     new_object_id,
 )
+from minidynamo.sources import LITERAL_TYPES
 from minidynamo.variables.constant import ConstantVariable, constant
 from minidynamo.variables.keys import as_key, is_constant_key, key_variable
 from minidynamo.variables.lists import ListVariable, TupleVariable
@@ -45,12 +46,43 @@ class ConstDictVariable(VariableTracker):
 
     `dict_class` is dict, collections.OrderedDict or collections.defaultdict; a
     defaultdict's `default_factory` is a tracker called for a missing key.
+
+    A dict from outside guards its keys as far as the trace reads them, as TorchDynamo's
+    does: `d[k]`, `d.get(k)` and `k in d` depend on that key alone (`entry`: a
+    DICT_CONTAINS guard), anything else that reads `items` (a loop, `len`, `keys()`, a
+    write, rebuilding the dict) on every key in order (`keys_guard`, the DICT_KEYS
+    guard the builder prepared, added on that first read). So a dict read by key
+    does not recompile when an unrelated key is added.
     """
 
-    items: dict[Any, VariableTracker]
+    entries: dict[Any, VariableTracker]
     dict_class: type = dict
     default_factory: VariableTracker | None = None
-    children_fields = ("items", "default_factory")
+    # adds the DICT_KEYS guard of a dict from outside, on the first read of all its keys;
+    # None once they are guarded (a written version) or with nothing to guard
+    keys_guard: Callable[[], None] | None = None
+    children_fields = ("entries", "default_factory")
+    builtin_lookup = False  # guards read the dict at `source` with dict's own methods
+
+    @property
+    def items(self) -> dict[Any, VariableTracker]:
+        """Every entry, in order: whoever reads them depends on all the keys."""
+        if self.keys_guard is not None:
+            self.keys_guard()
+        return self.entries
+
+    def entry(self, tx: Translator, key: Any) -> VariableTracker | None:
+        """The value at one key (None when absent), read as `d[key]`, `d.get(key)` and
+        `key in d` read it: for a dict from outside, guarded as present (or absent) only.
+        A key the guard cannot spell as a literal guards all the keys instead."""
+        value = self.entries.get(key)
+        if self.keys_guard is not None:
+            if isinstance(key, LITERAL_TYPES):
+                tx.output.guards.add("DICT_CONTAINS", self.source, key, present=value is not None,
+                                     builtin=self.builtin_lookup)
+            else:
+                self.keys_guard()
+        return value
 
     def python_type(self) -> type:
         return self.dict_class
@@ -74,7 +106,8 @@ class ConstDictVariable(VariableTracker):
     var_getattr = bound_method_getattr
 
     def mutated(self, tx: Translator, items: dict[Any, VariableTracker]) -> None:
-        tx.output.side_effects.mutate(self.clone(items=items))
+        self.items  # noqa: B018 (a write is replayed as the whole dict: all keys guarded)
+        tx.output.side_effects.mutate(self.clone(entries=items, keys_guard=None))
 
     def reconstruct(self, codegen: PyCodegen) -> None:
         if self.dict_class is not dict:  # OrderedDict({...}) / defaultdict(factory, {...})
@@ -95,8 +128,9 @@ class ConstDictVariable(VariableTracker):
 
     def dunder_getitem(self, tx: Translator, key: VariableTracker) -> VariableTracker:
         python_key = as_key(tx, key)
-        if python_key in self.items:
-            return self.items[python_key]
+        value = self.entry(tx, python_key)
+        if value is not None:
+            return value
         if self.default_factory is None:
             raise_observed(KeyError, python_key)
         value = self.default_factory.call_function(tx, [], {})  # defaultdict: make and store
@@ -114,12 +148,12 @@ class ConstDictVariable(VariableTracker):
         return ConstantVariable(None)
 
     def dunder_contains(self, tx: Translator, key: VariableTracker) -> VariableTracker:
-        return ConstantVariable(as_key(tx, key) in self.items)
+        return ConstantVariable(self.entry(tx, as_key(tx, key)) is not None)
 
     def method_get(
         self, tx: Translator, key: VariableTracker, default: VariableTracker | None = None
     ) -> VariableTracker:
-        return self.items.get(as_key(tx, key), default or ConstantVariable(None))
+        return self.entry(tx, as_key(tx, key)) or default or ConstantVariable(None)
 
     def method_keys(self, tx: Translator) -> VariableTracker:
         return DictViewVariable(self, "keys")
@@ -131,7 +165,8 @@ class ConstDictVariable(VariableTracker):
         return DictViewVariable(self, "items")
 
     def method_copy(self, tx: Translator) -> VariableTracker:
-        return self.clone(items=dict(self.items), source=None, object_id=new_object_id())
+        return self.clone(entries=dict(self.items), source=None, object_id=new_object_id(),
+                          keys_guard=None)
 
     # -- writing ---------------------------------------------------------------
 
@@ -166,11 +201,11 @@ class ConstDictVariable(VariableTracker):
         self, tx: Translator, key: VariableTracker, default: VariableTracker | None = None
     ) -> VariableTracker:
         python_key = as_key(tx, key)
-        if python_key not in self.items:
+        value = self.entry(tx, python_key)
+        if value is None:
             if default is None:
                 raise_observed(KeyError, python_key)
             return default
-        value = self.items[python_key]
         self.mutated(tx, {k: v for k, v in self.items.items() if k != python_key})
         return value
 
@@ -178,8 +213,9 @@ class ConstDictVariable(VariableTracker):
         self, tx: Translator, key: VariableTracker, default: VariableTracker | None = None
     ) -> VariableTracker:
         python_key = as_key(tx, key)
-        if python_key in self.items:
-            return self.items[python_key]
+        present = self.entry(tx, python_key)
+        if present is not None:
+            return present
         value = default or ConstantVariable(None)
         self.mutated(tx, {**self.items, python_key: value})
         return value
@@ -207,7 +243,7 @@ class ConstDictVariable(VariableTracker):
         if not isinstance(other, ConstDictVariable):
             return constant(NotImplemented)
         items = {**self.items, **tx.output.side_effects.latest(other).items}
-        return self.clone(items=items, source=None, object_id=new_object_id())
+        return self.clone(entries=items, source=None, object_id=new_object_id(), keys_guard=None)
 
     def dunder_ior(self, tx: Translator, other: VariableTracker) -> VariableTracker:
         """`d |= other`: d updated in place, d itself the result."""
@@ -239,6 +275,8 @@ class DictPartVariable(ConstDictVariable):
     a dict of the builtin base, replayed with that base's own methods so that no
     override of the subclass runs (`ModelOutput.update` raises)."""
 
+    builtin_lookup = True
+
     def __repr__(self) -> str:
         return f"DictPartVariable({self.dict_class.__name__})"
 
@@ -257,7 +295,7 @@ class InstanceDictVariable(ConstDictVariable):
     children_fields = ("owner",)  # the entries are the owner's: nothing else to replace
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "items", self.owner.instance_dict())
+        object.__setattr__(self, "entries", self.owner.instance_dict())
 
     @classmethod
     def of(cls, owner: VariableTracker) -> InstanceDictVariable:

@@ -616,7 +616,7 @@ class UserDefinedDictVariable(UserDefinedObjectVariable):
             from minidynamo.variables.dicts import as_key
 
             contents = tx.output.side_effects.latest(self.contents)
-            if as_key(tx, args[0]) not in contents.items:
+            if contents.entry(tx, as_key(tx, args[0])) is None:
                 return super().call_method(tx, "__missing__", args, {})
         return super().call_method(tx, name, args, kwargs)
 

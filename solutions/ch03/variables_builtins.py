@@ -48,9 +48,9 @@ def call_operator(tx: Translator, fn: Callable[..., Any], args: list[Variable]) 
         # `xs[0]`: the item itself, still lazy; asking whether `xs` folds would make its
         # first tensor a graph input (TorchDynamo's getitem handler does not ask either).
         return args[0].call_method(tx, "__getitem__", args[1:], {})
-    values = constant_values(args)
-    if values is not None and not any(arg.is_mutable() for arg in args):
-        return fold(fn, values, {})  # rule 1: constants fold
+    # rule 1: constants fold; a mutable object never does (`"a" in d` would read all of d)
+    if not any(arg.is_mutable() for arg in args) and (values := constant_values(args)) is not None:
+        return fold(fn, values, {})
     if isinstance(args[0], TensorVariable) or (
         fn not in CONTAINER_OPERATORS and any(isinstance(arg, TensorVariable) for arg in args)
     ):

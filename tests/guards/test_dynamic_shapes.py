@@ -56,6 +56,18 @@ def two_sums(x, y):
     return x.sum() + y.sum()
 
 
+def specialized_then_read_again(x):
+    """`x + torch.ones(3)` makes the symbol of `x.shape[0]` the number 3; the loop reads
+    the size again, now a SymInt that is only a number in disguise."""
+    y = x
+    for _ in range(2):
+        if x.shape[0] > 3:
+            y = y * 2
+        else:
+            y = y + torch.ones(3)
+    return y
+
+
 def halve_rows(x):
     return x.view(x.shape[0] // 2, -1)
 
@@ -281,6 +293,10 @@ CASES = [
     Case("dynamic_true_two_inputs", add, [lambda n=n: (t(n), t(n)) for n in (3, 4)],
          dynamic=True),
     Case("dynamic_true_module", run_net, sizes((2, 4), (3, 4)), dynamic=True),
+    Case("a_size_specialized_by_an_operation", specialized_then_read_again,
+         sizes((3,), (5,), (3,), (6,)), dynamic=True),
+    Case("a_size_specialized_after_it_changed", specialized_then_read_again,
+         sizes((5,), (3,), (3,), (6,))),
 ]
 
 

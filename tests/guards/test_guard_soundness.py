@@ -94,6 +94,13 @@ def over_dict(x, d):
     return out
 
 
+def by_key(x, d):
+    """Reads `d` by key only: guarded on those keys (DICT_CONTAINS), not on all of them."""
+    if "b" in d:
+        return x + d["a"] * d["b"]
+    return x + d.get("a", 0)
+
+
 class Holder:
     def __init__(self, value):
         self.value = value
@@ -488,6 +495,14 @@ CASES = [
     Case("dict_keys", over_dict,
          same_then(lambda: (t(3), {"a": 1}), lambda: (t(3), {"a": 1, "b": 2}))),
     Case("dict_value", over_dict, same_then(lambda: (t(3), {"a": 1}), lambda: (t(3), {"a": 4}))),
+    Case("dict_key_read_added", by_key,
+         same_then(lambda: (t(3), {"a": 1, "z": 0}), lambda: (t(3), {"a": 1, "z": 0, "b": 2}))),
+    Case("dict_key_read_removed", by_key,
+         same_then(lambda: (t(3), {"a": 1, "z": 0}), lambda: (t(3), {"z": 0}))),
+    Case("dict_unread_key_added", by_key,
+         same_then(lambda: (t(3), {"a": 1, "z": 0}), lambda: (t(3), {"a": 1, "z": 0, "q": 5}))),
+    Case("dict_unread_key_removed", by_key,
+         same_then(lambda: (t(3), {"a": 1, "z": 0}), lambda: (t(3), {"a": 1}))),
     Case("object_attribute", read_attribute,
          [Call(lambda: (t(3), SHARED)), Call(lambda: (t(3), SHARED)),
           Call(lambda: (t(3), SHARED), lambda: set_attribute(SHARED, "value", 4.0)),

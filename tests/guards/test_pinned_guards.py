@@ -115,8 +115,6 @@ def test_a_module_level_dict_changed_after_hits(change, torch_pattern):
     assert ours == theirs
 
 
-@pytest.mark.xfail(strict=True, reason="minidynamo guards all the keys of a dict it reads "
-                   "(DICT_KEYS); torch.compile only the keys the trace read")
 def test_a_key_added_to_a_module_level_dict_is_reused_as_torch_reuses():
     x = torch.randn(3)
     try:
