@@ -40,21 +40,33 @@ _UNREADABLE = object()
 class PinnedGuards:
     """Guards whose values only dicts reach, checked again only when one of those dicts
     changed: `check(G)` compares the dicts' versions with the ones seen when the
-    guards last held, and runs `inner` (their own check function) when they differ."""
+    guards last held, and runs `inner` (their own check function) when they differ.
+    After `inner` holds, the dicts are read again from their sources (`reach`): a name
+    rebound to an equal dict (`CONFIG = dict(CONFIG)`) passes the guards, as on
+    torch.compile, and its new dict is the one watched from then on."""
 
-    def __init__(self, guards: list[Guard], dicts: list[dict]) -> None:
+    def __init__(self, guards: list[Guard], reach: list[str], dicts: list[dict],
+                 fixed: dict[str, dict]) -> None:
         self.inner = CheckFunction(guards)
+        # `(G, G['CONFIG'], ...)`: each pinned dict read from its source; `fixed` names
+        # the ones that are the same for the whole entry (sys.modules)
+        self.reach = eval(f"lambda G: ({''.join(name + ', ' for name in reach)})",  # noqa: S307
+                          {**self.inner.namespace, **fixed})
         self.dicts = tuple(dicts)
         self.seen: tuple[int, ...] | None = None  # versions when the guards last held
 
     def check(self, G: dict) -> bool:
-        """The frame's globals are all the pinned guards read (no local reaches a dict)."""
-        versions = tuple(map(dict_version, self.dicts))
-        if versions == self.seen:
+        """The frame's globals are all the pinned guards read (no local reaches a dict).
+        While no watched dict changed, every source reaches the same dict, unchanged."""
+        if tuple(map(dict_version, self.dicts)) == self.seen:
             return True
         if not self.inner.check({}, G):
             return False
-        self.seen = versions  # (read before the guards ran: nothing runs in between)
+        try:
+            self.dicts = self.reach(G)
+        except Exception:  # noqa: BLE001 (the guards held, so it cannot: stay safe)
+            return False
+        self.seen = tuple(map(dict_version, self.dicts))  # nothing ran since the guards
         return True
 
 
@@ -166,8 +178,9 @@ def has_fixed_type(value: Any) -> bool:
 
 def pinned_forms(guards: list[Guard], f_globals: dict[str, Any]) -> list[Guard]:
     """The guards with those that dicts pin replaced by one PINNED guard (where the first
-    of them was), whose `PinnedGuards` also checks that each pinned dict is still the one
-    its source reaches (a module replaced in `sys.modules` is a different dict)."""
+    of them was). Its `PinnedGuards` watches the dicts their sources reach, each read
+    again from its source whenever the guards ran and held (a module replaced in
+    `sys.modules`, a global rebound to another dict: the new dict is watched)."""
     pinning = Pinning(f_globals)
     pinned: list[Guard] = []
     dicts: dict[int, tuple[dict, Source | None]] = {}
@@ -184,13 +197,11 @@ def pinned_forms(guards: list[Guard], f_globals: dict[str, Any]) -> list[Guard]:
             dicts.setdefault(id(pinned_dict), (pinned_dict, source))
     if len(pinned) < 2:
         return guards
-    identities = []
-    for pinned_dict, source in dicts.values():
-        if source is not None:
-            refs: dict[str, Any] = {}
-            code = f"{source.name()} is {_ref_name(refs, 'dict', pinned_dict)}"
-            identities.append(Guard("ID_MATCH", source, code, refs, text=f"{source.name()} is the same dict"))
-    group = PinnedGuards(pinned + identities, [pinned_dict for pinned_dict, _ in dicts.values()])
+    fixed: dict[str, Any] = {}
+    reach = [source.name() if source is not None else
+             "G" if pinned_dict is f_globals else _ref_name(fixed, "dict", pinned_dict)
+             for pinned_dict, source in dicts.values()]
+    group = PinnedGuards(pinned, reach, [pinned_dict for pinned_dict, _ in dicts.values()], fixed)
     refs: dict[str, Any] = {}
     name = _ref_name(refs, "pinned", group)
     inner = "".join(f"\n#     {line}" for line in group.inner.annotated_source().splitlines())

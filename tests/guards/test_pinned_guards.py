@@ -146,9 +146,10 @@ def test_a_global_rebound_after_hits_recompiles():
     assert theirs == ours == [1, 0, 1]
 
 
-def test_a_module_replaced_in_sys_modules_is_not_read_through_the_old_one():
-    """A pinned dict is also checked to be the one its source reaches: a module that is
-    replaced (a reload) is a new `__dict__`, whose versions were never recorded."""
+def test_a_module_replaced_in_sys_modules_is_watched_through_the_new_one():
+    """The pinned dicts are read again from their sources after the guards ran: a module
+    that is replaced (a reload) changes `sys.modules`, the guards run on the new module
+    and hold, and from then on its `__dict__` is the one watched, not the old one's."""
     module = types.ModuleType("minidynamo_pinned_test_module")
     module.scale = 2.0
     sys.modules[module.__name__] = module
@@ -163,11 +164,33 @@ def test_a_module_replaced_in_sys_modules_is_not_read_through_the_old_one():
         replacement = types.ModuleType(module.__name__)
         replacement.scale = 2.0
         sys.modules[module.__name__] = replacement
-        assert not check.check({}, {})  # the same value, through a dict never seen
+        assert check.check({}, {})  # the same value, through the new module's dict
+        assert any(watched is vars(replacement) for watched in group.dicts)
+        module.scale = 3.0  # the old module: no longer what the source reaches
+        assert check.check({}, {})
         replacement.__dict__["scale"] = 3.0
         assert not check.check({}, {})
     finally:
         del sys.modules[module.__name__]
+
+
+def test_a_global_rebound_to_an_equal_dict_is_reused_as_torch_reuses():
+    """`SETTINGS = dict(SETTINGS)`: a new dict with the same entries passes the guards
+    (torch.compile reuses its entry too); the new dict is watched from then on."""
+    x = torch.randn(3)
+
+    def rebind():
+        global SETTINGS
+        SETTINGS = dict(SETTINGS)
+
+    try:
+        theirs, ours = recompiles(use_settings, [(x,), (x,), (x,), (x,)], {2: rebind})
+        assert theirs == ours == [1, 0, 0, 0]
+        theirs, ours = recompiles(use_settings, [(x,), (x,), (x,)],
+                                  {2: lambda: SETTINGS.update(mode="minus")})
+        assert theirs == ours == [1, 0, 1]
+    finally:
+        reset_settings()
 
 
 def test_what_is_not_pinned():
