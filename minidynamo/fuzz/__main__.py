@@ -137,7 +137,7 @@ def report(summary, options: argparse.Namespace, seconds: float) -> int:
     for example in summary.graph_count_examples[:3]:
         print(f"\n# graph count {example.graphs}, torch.compile {example.torch_graphs}:")
         print(example.program.source.split("\ndef f(", 1)[-1].join(["def f(", ""]))
-    for example in summary.pattern_examples[:3]:
+    for example in summary.pattern_examples[:8]:  # up to two of each kind
         print(f"\n# compile pattern {example.pattern}, torch.compile {example.torch_pattern}"
               f" (change {example.program.change!r}, mutations {example.program.mutations}):")
         print(example.program.source.split("\ndef f(", 1)[-1].join(["def f(", ""]))

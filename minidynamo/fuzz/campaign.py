@@ -68,8 +68,7 @@ class Summary:
         else:
             self.patterns["different"] += 1
             self.pattern_kinds[pattern_kind(verdict)] += 1
-            if len(self.pattern_examples) < 5:
-                self.pattern_examples.append(verdict)
+            self.keep_pattern_example(verdict)
 
     def merge(self, other: Summary) -> None:
         self.programs += other.programs
@@ -80,7 +79,14 @@ class Summary:
         self.graph_count_examples += other.graph_count_examples[:5]
         self.patterns.update(other.patterns)
         self.pattern_kinds.update(other.pattern_kinds)
-        self.pattern_examples += other.pattern_examples[:5]
+        for example in other.pattern_examples:
+            self.keep_pattern_example(example)
+
+    def keep_pattern_example(self, verdict: Verdict) -> None:
+        """Keep two examples of each kind of different compile pattern."""
+        kind = pattern_kind(verdict)
+        if sum(pattern_kind(each) == kind for each in self.pattern_examples) < 2:
+            self.pattern_examples.append(verdict)
 
     @property
     def pattern_agreement(self) -> float | None:
