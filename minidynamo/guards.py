@@ -380,7 +380,10 @@ class GuardSet:
             keys = list(value.keys() if exact else dict.keys(value))
         expected = ", ".join(key_expression(key) for key in keys)
         read = f"{name}.keys()" if exact else f"dict.keys({name})"
-        self._add(Guard("DICT_KEYS", source, f"list({read}) == [{expected}]"))
+        code = f"list({read}) == [{expected}]"
+        if not keys:  # no keys, in any order: empty (a module's hook dicts, read by `if`)
+            code = f"not {name}" if exact else f"not dict.__len__({name})"
+        self._add(Guard("DICT_KEYS", source, code))
 
     def dict_contains(self, source: Source, key: Any, present: bool, builtin: bool = False) -> None:
         """DICT_CONTAINS: a key the trace read is (or is not) in the dict at `source`, which
