@@ -39,6 +39,7 @@ import sympy
 import torch
 import torch._guards
 import torch.fx
+from torch._dispatch.python import enable_python_dispatcher
 from torch._subclasses.fake_tensor import (
     DataDependentOutputException,
     DynamicOutputShapeException,
@@ -314,7 +315,10 @@ class OutputGraph:
         return self.wrap_result(tx, node, example)
 
     def run_on_fakes(self, kind: str, target: Any, args: tuple, kwargs: dict[str, Any]) -> Any:
-        """Run the operation on FakeTensors: the result's shape, dtype and device, no data."""
+        """Run the operation on FakeTensors: the result's shape, dtype and device, no data.
+        With the Python dispatcher on, as TorchDynamo runs them (`get_fake_value`): an
+        operator's Python implementation for fake tensors is the one that runs (`x._version`
+        is then an unknown SymInt, not the fake's 0)."""
 
         def example_of(node: torch.fx.Node) -> Any:
             return node.meta["example_value"]
@@ -323,7 +327,7 @@ class OutputGraph:
         fake_kwargs = torch.fx.node.map_arg(kwargs, example_of)
         name = target if isinstance(target, str) else getattr(target, "__name__", repr(target))
         try:
-            with self.fake_mode:
+            with self.fake_mode, enable_python_dispatcher():
                 if kind == "call_method":
                     return getattr(fake_args[0], target)(*fake_args[1:], **fake_kwargs)
                 return target(*fake_args, **fake_kwargs)

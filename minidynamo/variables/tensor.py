@@ -102,6 +102,20 @@ def source_value(tx: Translator, tensor: TensorVariable, name: str) -> Any:
     return getattr(real, name)
 
 
+def grad_fn(tx: Translator, tensor: TensorVariable) -> VariableTracker:
+    """`x.grad_fn`, answered when it is None, as torch.compile answers it: a tensor the
+    frame made has the grad_fn of its FakeTensor (none without requires_grad), an input
+    the real one's, guarded (`L['x'].grad_fn is None`: a non-leaf passed next time
+    recompiles). A tensor with a grad_fn breaks, as on torch.compile."""
+    from minidynamo.variables.builder import VariableBuilder
+
+    if tensor.source is None and tensor.example_value.grad_fn is None:
+        return constant(None)
+    if tensor.source is not None and source_value(tx, tensor, "grad_fn") is None:
+        return VariableBuilder(tx.output, AttrSource(tensor.source, "grad_fn"))(None)
+    graph_break(UNSUPPORTED_ATTRIBUTE, "Tensor.grad_fn of a tensor that has one")
+
+
 def own_attribute(tx: Translator, tensor: TensorVariable, name: str) -> VariableTracker:
     """`x.tag` of a tensor from outside the frame, an attribute of its own (its class has
     none of that name: no descriptor can answer): what the trace stored there (replayed
@@ -161,6 +175,12 @@ class TensorVariable(VariableTracker):
                                          keep=True)
         if callable(getattr(torch.Tensor, name, None)):
             return GetAttrVariable(self, name)  # a method: called by call_method
+        if name == "_version":  # read when the graph runs, as torch.compile reads it: torch's
+            from torch._dynamo.tensor_version_op import _tensor_version  # op, an unbacked SymInt
+
+            return tx.output.create_node(tx, "call_function", _tensor_version, [self], {})
+        if name == "grad_fn":
+            return grad_fn(tx, self)
         if self.source is not None and name == "grad":  # None, or another input of the graph
             from minidynamo.variables.builder import VariableBuilder
 

@@ -975,6 +975,30 @@ def data_replaced_then_read(x, y):
     return before, x + 1, x.sum()
 
 
+@case(t(3))
+def version_counter_read(x):
+    """`x._version` is read when the graph runs (torch's `_tensor_version` op), so an
+    in-place update in the frame shows in it."""
+    before = x._version
+    x.add_(1)
+    return x * (x._version - before)
+
+
+@case(t(3))
+def grad_fn_of_a_result_without_grad(x):
+    y = x * 2
+    if y.grad_fn is None:  # no input requires grad: None, known while tracing
+        return y + 1
+    return y - 1
+
+
+@case(nn.Parameter(t(3)))
+def grad_fn_of_a_leaf_input(w):
+    if w.grad_fn is None:  # a leaf: None, guarded (a non-leaf passed next recompiles)
+        return w * 2
+    return w
+
+
 def tagged(tensor, **attributes):
     """A tensor with attributes of its own (`x.scale = 2.0`), as libraries tag parameters."""
     tensor.__dict__.update(attributes)

@@ -101,6 +101,20 @@ def by_key(x, d):
     return x + d.get("a", 0)
 
 
+def leaf_or_not(x):
+    if x.grad_fn is None:
+        return x * 2
+    return x * 3
+
+
+def leaf():
+    return t(3).requires_grad_()
+
+
+def not_a_leaf():
+    return t(3).requires_grad_() * 1
+
+
 class Holder:
     def __init__(self, value):
         self.value = value
@@ -481,6 +495,7 @@ CASES = [
          same_then(lambda: (t(3),), lambda: (tagged(t(3), scale=3.0),))),
     Case("tensor_grad_set", step_if_graded,
          same_then(lambda: (parameter(),), lambda: (parameter(t(3)),))),
+    Case("tensor_grad_fn", leaf_or_not, same_then(lambda: (leaf(),), lambda: (not_a_leaf(),))),
     Case("tensor_subclass", scale,
          same_then(lambda: (t(3), 2), lambda: (torch.nn.Parameter(t(3), requires_grad=False), 2))),
     Case("int_argument", scale, same_then(lambda: (t(3), 2), lambda: (t(3), 3))),
