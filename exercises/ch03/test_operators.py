@@ -72,12 +72,15 @@ def test_in_place_operator_falls_back_to_the_plain_one():
 
 
 @pytest.mark.task("ch03.1")
-def test_an_item_of_a_list_leaves_the_other_items_lazy():
+@pytest.mark.parametrize("container", [list, tuple])
+def test_an_item_of_a_list_leaves_the_other_items_lazy(container):
+    """A list (mutable, never folded) and a tuple (immutable: asking whether it is a
+    constant would read its items in order, the first tensor first)."""
     x, y = samples.tensors((4, 4), (4, 4))
-    comparison = assert_same_as_torch(item_of_a_list, [x, y], fullgraph=True)
+    comparison = assert_same_as_torch(item_of_a_list, container([x, y]), fullgraph=True)
     assert placeholder_names(comparison.minidynamo.graphs[0]) == \
         placeholder_names(comparison.torch.graphs[0])
-    samples.assert_stack_depths_match(item_of_a_list, [x, y])
+    samples.assert_stack_depths_match(item_of_a_list, container([x, y]))
     # xs[0] never read is never guarded either: a new xs[0] reuses the entry, as in torch
     for compile_fn, reset in ((torch.compile, torch._dynamo.reset),
                               (minidynamo.compile, minidynamo.reset)):
@@ -85,8 +88,8 @@ def test_an_item_of_a_list_leaves_the_other_items_lazy():
         graphs = []
         compiled = compile_fn(item_of_a_list,
                               backend=lambda gm, _: graphs.append(gm) or gm.forward)
-        compiled([x, y])
-        compiled([torch.randn(2, 3, dtype=torch.float64), y])
+        compiled(container([x, y]))
+        compiled(container([torch.randn(2, 3, dtype=torch.float64), y]))
         assert len(graphs) == 1, compile_fn
 
 
@@ -277,14 +280,16 @@ def test_a_missing_attribute_of_a_result_is_an_attribute_error():
 
 
 def reads_the_gradient_function(x):
-    return x * 2, x.grad_fn
+    y = x * 2
+    return y, type(y.grad_fn).__name__
 
 
 @pytest.mark.task("ch03.4")
-def test_a_class_attribute_not_modelled_breaks_and_gives_eagers_value():
-    """`x.grad_fn` is an attribute of the Tensor class that this chapter's tracker does
-    not model (torch.compile reads it): the graph breaks there (MD0005, naming it), and
-    the value is eager's, neither an AttributeError nor a made-up one."""
+def test_a_gradient_function_is_not_traced_and_gives_eagers_value():
+    """A result computed from an input that requires grad has a `grad_fn`: the tracker
+    does not model autograd's graph, and neither does torch.compile: the graph breaks
+    there (MD0005, naming the attribute), and the value is eager's (`MulBackward0`),
+    neither an AttributeError nor a made-up one."""
     x = samples.tensors((3,))[0].requires_grad_()
     calls = [Call((x,))]
     eager = run_eager(reads_the_gradient_function, calls)
@@ -292,6 +297,55 @@ def test_a_class_attribute_not_modelled_breaks_and_gives_eagers_value():
     assert not compare_with_eager(eager, mine)
     assert "(unsupported attribute): Tensor attribute 'grad_fn'" in \
         mine.graph_breaks[0].splitlines()[0]
+
+
+def reads_whether_it_retains_its_gradient(x):
+    return x * 2, x.retains_grad
+
+
+@pytest.mark.task("ch03.4")
+def test_a_class_attribute_not_modelled_breaks_and_gives_eagers_value():
+    """`x.retains_grad` is an attribute of the Tensor class that this chapter's tracker
+    does not model: the graph breaks there (MD0005, naming it), and the value is eager's
+    (False), neither an AttributeError nor a made-up one."""
+    x = samples.tensors((3,))[0].requires_grad_()
+    calls = [Call((x,))]
+    eager = run_eager(reads_whether_it_retains_its_gradient, calls)
+    mine = run_minidynamo(reads_whether_it_retains_its_gradient, calls)
+    assert not compare_with_eager(eager, mine)
+    assert "(unsupported attribute): Tensor attribute 'retains_grad'" in \
+        mine.graph_breaks[0].splitlines()[0]
+
+
+def branches_on_the_gradient_function(x):
+    y = x * 2
+    if y.grad_fn is None and x.grad_fn is None:
+        return y + 1
+    return y - 1
+
+
+def version_before_and_after(x):
+    before = x._version
+    x.mul_(2)
+    return x + (x._version - before)
+
+
+@pytest.mark.task("ch03.4")
+def test_no_gradient_function_is_none_in_one_graph():
+    """`grad_fn` of a tensor that has none (the FakeTensor of a result made without
+    grad; the real tensor behind an input that is a leaf, guarded) is None while
+    tracing: one graph, as torch.compile."""
+    x = samples.tensors((3,))[0]
+    assert_same_as_torch(branches_on_the_gradient_function, x, fullgraph=True)
+    assert_same_as_torch(branches_on_the_gradient_function, x.clone().requires_grad_(),
+                         fullgraph=False)
+
+
+@pytest.mark.task("ch03.4")
+def test_the_version_counter_is_read_when_the_graph_runs():
+    """`x._version` is torch's `_tensor_version` operation in the graph, not the number
+    the FakeTensor had while tracing: the in-place `mul_` shows in it."""
+    assert_same_as_torch(version_before_and_after, samples.tensors((3,))[0], fullgraph=True)
 
 
 def reads_the_gradient(x):

@@ -28,7 +28,9 @@ from typing import TYPE_CHECKING, Any
 
 import torch
 import torch.fx
+from torch.fx.experimental.symbolic_shapes import GuardOnDataDependentSymNode
 
+from minidynamo.exc import DATA_DEPENDENT_BRANCH, graph_break
 from minidynamo.variables.base import VariableTracker
 
 if TYPE_CHECKING:
@@ -56,8 +58,14 @@ class SymNodeVariable(VariableTracker):
         return self.python_type()(self.sym)
 
     def truth(self) -> bool:
-        """`bool(value)` while tracing: the example's answer, guarded (`Ne(s77, 0)`)."""
-        return bool(self.sym)
+        """`bool(value)` while tracing: the example's answer, guarded (`Ne(s77, 0)`). A
+        symbol with no example (`u0`: `x._version`, read when the graph runs) has none:
+        a branch on it depends on data, as on a tensor."""
+        try:
+            return bool(self.sym)
+        except GuardOnDataDependentSymNode:
+            graph_break(DATA_DEPENDENT_BRANCH, f"a branch on {self.sym}, known only when the "
+                        "graph runs")
 
     def reconstruct(self, codegen: PyCodegen) -> None:
         codegen.load_graph_output(self.node)

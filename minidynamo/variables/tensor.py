@@ -113,7 +113,7 @@ def grad_fn(tx: Translator, tensor: TensorVariable) -> VariableTracker:
         return constant(None)
     if tensor.source is not None and source_value(tx, tensor, "grad_fn") is None:
         return VariableBuilder(tx.output, AttrSource(tensor.source, "grad_fn"))(None)
-    graph_break(UNSUPPORTED_ATTRIBUTE, "Tensor.grad_fn of a tensor that has one")
+    graph_break(UNSUPPORTED_ATTRIBUTE, "Tensor attribute 'grad_fn' of a tensor that has one")
 
 
 def own_attribute(tx: Translator, tensor: TensorVariable, name: str) -> VariableTracker:

@@ -22,8 +22,8 @@ if TYPE_CHECKING:
 
 # defined next to the exercises in the package:
 from minidynamo.variables.tensor import (
-    CONSTANT_ATTRIBUTES, NODE_READ_ATTRIBUTES, TENSOR_ATTRIBUTES, has_own_attribute,
-    own_attribute, source_value,
+    CONSTANT_ATTRIBUTES, NODE_READ_ATTRIBUTES, TENSOR_ATTRIBUTES, grad_fn,
+    has_own_attribute, own_attribute, source_value,
 )
 
 
@@ -56,6 +56,12 @@ class TensorVariable:
                                          keep=True)
         if callable(getattr(torch.Tensor, name, None)):
             return GetAttrVariable(self, name)  # a method: called by call_method
+        if name == "_version":  # read when the graph runs, as torch.compile reads it: torch's
+            from torch._dynamo.tensor_version_op import _tensor_version  # op, an unbacked SymInt
+
+            return tx.output.create_node(tx, "call_function", _tensor_version, [self], {})
+        if name == "grad_fn":
+            return grad_fn(tx, self)
         if self.source is not None and name == "grad":  # None, or another input of the graph
             from minidynamo.variables.builder import VariableBuilder
 
