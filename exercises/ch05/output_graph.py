@@ -30,6 +30,7 @@ import sympy
 import torch
 import torch._guards
 import torch.fx
+from torch._dispatch.python import enable_python_dispatcher
 from torch._subclasses.fake_tensor import DataDependentOutputException, DynamicOutputShapeException, FakeTensorMode
 from torch.fx.experimental.symbolic_shapes import DimDynamic, ShapeEnv, free_symbols
 from minidynamo import logs
@@ -54,7 +55,10 @@ class OutputGraph:
     """The exercise methods of minidynamo.output_graph.OutputGraph; the class keeps all its others."""
 
     def run_on_fakes(self, kind: str, target: Any, args: tuple, kwargs: dict[str, Any]) -> Any:
-        """Run the operation on FakeTensors: the result's shape, dtype and device, no data."""
+        """Run the operation on FakeTensors: the result's shape, dtype and device, no data.
+        With the Python dispatcher on, as TorchDynamo runs them (`get_fake_value`): an
+        operator's Python implementation for fake tensors is the one that runs (`x._version`
+        is then an unknown SymInt, not the fake's 0)."""
         raise NotImplementedError("ch05.1: Run an operation on FakeTensors: shape, dtype and device, no data")
 
     def create_node(

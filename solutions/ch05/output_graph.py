@@ -14,6 +14,7 @@ import sympy
 import torch
 import torch._guards
 import torch.fx
+from torch._dispatch.python import enable_python_dispatcher
 from torch._subclasses.fake_tensor import DataDependentOutputException, DynamicOutputShapeException, FakeTensorMode
 from torch.fx.experimental.symbolic_shapes import DimDynamic, ShapeEnv, free_symbols
 from minidynamo import logs
@@ -41,7 +42,10 @@ class OutputGraph:
     """The exercise methods of minidynamo.output_graph.OutputGraph; the class keeps all its others."""
 
     def run_on_fakes(self, kind: str, target: Any, args: tuple, kwargs: dict[str, Any]) -> Any:
-        """Run the operation on FakeTensors: the result's shape, dtype and device, no data."""
+        """Run the operation on FakeTensors: the result's shape, dtype and device, no data.
+        With the Python dispatcher on, as TorchDynamo runs them (`get_fake_value`): an
+        operator's Python implementation for fake tensors is the one that runs (`x._version`
+        is then an unknown SymInt, not the fake's 0)."""
 
         def example_of(node: torch.fx.Node) -> Any:
             return node.meta["example_value"]
@@ -50,7 +54,7 @@ class OutputGraph:
         fake_kwargs = torch.fx.node.map_arg(kwargs, example_of)
         name = target if isinstance(target, str) else getattr(target, "__name__", repr(target))
         try:
-            with self.fake_mode:
+            with self.fake_mode, enable_python_dispatcher():
                 if kind == "call_method":
                     return getattr(fake_args[0], target)(*fake_args[1:], **fake_kwargs)
                 return target(*fake_args, **fake_kwargs)
