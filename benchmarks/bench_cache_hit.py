@@ -10,7 +10,9 @@ backend whose graphs run on their first call and replay those outputs afterwards
 and nearly nothing for the graph. (Timing the compiled call minus the graphs alone
 subtracts two large times; with a graph of 25 Linear layers the noise of a shared
 machine is larger than the difference.) Eager is timed beside them for scale. The
-ratio is minidynamo's overhead over torch.compile's.
+ratio is minidynamo's overhead over torch.compile's. "guards us" is the part of each
+overhead that is the guard check alone (torch.compile's C++ guard tree, then
+minidynamo's check function), on the first frame's locals.
 
 Target (issue 11): minidynamo's overhead at most half of torch.compile's, and the
 first call (trace and compile) at most a fifth of torch.compile's.
@@ -23,14 +25,17 @@ The first call is the median of `--first-runs` fresh compiles on each side.
 from __future__ import annotations
 
 import argparse
+import inspect
 import statistics
 import time
 from typing import Any, Callable
 
 import torch
 import torch._dynamo
+from torch._dynamo.eval_frame import _debug_get_cache_entry_list
 
 import minidynamo
+from minidynamo import cache
 from replay import ReplayingBackend
 
 
@@ -100,6 +105,31 @@ def per_call(timed: dict[str, tuple[Callable[..., Any], tuple]], number: int,
     return best
 
 
+def guard_checks(fn: Callable, args: tuple, number: int) -> str:
+    """Microseconds per check of the frame's cache entry's guards alone, torch.compile's
+    C++ guard tree (`guard_manager.check`) and minidynamo's generated check function,
+    on the frame's locals of one call: how much of each overhead is the guards (of the
+    first frame only, after a break; "-" where a compiler keeps no entry for it)."""
+    frame = type(fn).forward if isinstance(fn, torch.nn.Module) else fn
+    bound = inspect.signature(frame).bind(*((fn,) if frame is not fn else ()), *args)
+    f_locals = dict(bound.arguments)
+    theirs = _debug_get_cache_entry_list(frame.__code__)
+    ours = cache.lookup(frame.__code__).entries
+    if not theirs or not ours:
+        return "-"
+    f_globals = frame.__globals__
+    times = []
+    for check in (lambda: theirs[0].guard_manager.check(f_locals),
+                  lambda: ours[0].check.check(f_locals, f_globals)):
+        if not check():
+            raise SystemExit(f"{frame.__name__}: a guard check fails on the timed call's locals")
+        start = time.perf_counter()
+        for _ in range(number):
+            check()
+        times.append((time.perf_counter() - start) / number)
+    return f"{times[0] * 1e6:.1f} /{times[1] * 1e6:>5.1f}"
+
+
 def first_calls(fn: Callable, args: tuple, runs: int) -> tuple[float, float]:
     """The first call of a fresh compile (trace, guards, backend), torch.compile's and
     minidynamo's: the median of `runs` compiles each, alternating, both caches reset
@@ -136,7 +166,7 @@ def main() -> None:
     options = parser.parse_args()
     warm_up()
     print(f"{'workload':<24}{'eager us':>9}{'torch +us':>10}{'mini +us':>9}"
-          f"{'ratio':>7}{'torch 1st ms':>13}{'mini 1st ms':>12}{'ratio':>7}")
+          f"{'ratio':>7}{'guards us':>13}{'torch 1st ms':>13}{'mini 1st ms':>12}{'ratio':>7}")
     worst_hit, worst_first = 0.0, 0.0
     for name, fn, args in workloads():
         torch_first, mini_first = first_calls(fn, args, options.first_runs)
@@ -154,11 +184,13 @@ def main() -> None:
         if [backend.frame_count for backend in backends] != compiled_graphs:
             raise SystemExit(f"{name}: a timed call compiled again; the times are not hits'")
         torch_overhead, mini_overhead = times["torch"], times["mini"]
+        guards = guard_checks(fn, args, options.number)
         hit_ratio = mini_overhead / torch_overhead
         first_ratio = mini_first / torch_first
         worst_hit, worst_first = max(worst_hit, hit_ratio), max(worst_first, first_ratio)
         print(f"{name:<24}{times['eager'] * 1e6:>9.1f}"
               f"{torch_overhead * 1e6:>10.1f}{mini_overhead * 1e6:>9.1f}{hit_ratio:>7.2f}"
+              f"{guards:>13}"
               f"{torch_first * 1e3:>13.1f}{mini_first * 1e3:>12.1f}{first_ratio:>7.2f}")
     print(f"worst cache-hit overhead ratio (minidynamo / torch.compile): {worst_hit:.2f} "
           f"(target <= 0.5)")
