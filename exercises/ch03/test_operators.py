@@ -284,36 +284,28 @@ def reads_the_gradient_function(x):
     return y, type(y.grad_fn).__name__
 
 
-@pytest.mark.task("ch03.4")
-def test_a_gradient_function_is_not_traced_and_gives_eagers_value():
-    """A result computed from an input that requires grad has a `grad_fn`: the tracker
-    does not model autograd's graph, and neither does torch.compile: the graph breaks
-    there (MD0005, naming the attribute), and the value is eager's (`MulBackward0`),
-    neither an AttributeError nor a made-up one."""
-    x = samples.tensors((3,))[0].requires_grad_()
-    calls = [Call((x,))]
-    eager = run_eager(reads_the_gradient_function, calls)
-    mine = run_minidynamo(reads_the_gradient_function, calls)
-    assert not compare_with_eager(eager, mine)
-    assert "(unsupported attribute): Tensor attribute 'grad_fn'" in \
-        mine.graph_breaks[0].splitlines()[0]
-
-
 def reads_whether_it_retains_its_gradient(x):
     return x * 2, x.retains_grad
 
 
 @pytest.mark.task("ch03.4")
-def test_a_class_attribute_not_modelled_breaks_and_gives_eagers_value():
-    """`x.retains_grad` is an attribute of the Tensor class that this chapter's tracker
-    does not model: the graph breaks there (MD0005, naming it), and the value is eager's
-    (False), neither an AttributeError nor a made-up one."""
+@pytest.mark.parametrize("fn, attribute", [
+    (reads_the_gradient_function, "grad_fn"),
+    (reads_whether_it_retains_its_gradient, "retains_grad"),
+])
+def test_what_the_tracker_does_not_model_breaks_and_gives_eagers_value(fn, attribute):
+    """A result computed from an input that requires grad has a `grad_fn`, autograd's
+    graph, which the tracker does not model (neither does torch.compile);
+    `x.retains_grad` is an attribute of the Tensor class this chapter's tracker does
+    not model either. The graph breaks there (MD0005, naming the attribute), and the
+    value is eager's (`MulBackward0`, False), neither an AttributeError nor a made-up
+    one."""
     x = samples.tensors((3,))[0].requires_grad_()
     calls = [Call((x,))]
-    eager = run_eager(reads_whether_it_retains_its_gradient, calls)
-    mine = run_minidynamo(reads_whether_it_retains_its_gradient, calls)
+    eager = run_eager(fn, calls)
+    mine = run_minidynamo(fn, calls)
     assert not compare_with_eager(eager, mine)
-    assert "(unsupported attribute): Tensor attribute 'retains_grad'" in \
+    assert f"(unsupported attribute): Tensor attribute '{attribute}'" in \
         mine.graph_breaks[0].splitlines()[0]
 
 
