@@ -385,13 +385,18 @@ class GuardSet:
             code = f"not {name}" if exact else f"not dict.__len__({name})"
         self._add(Guard("DICT_KEYS", source, code))
 
-    def dict_contains(self, source: Source, key: Any, present: bool, builtin: bool = False) -> None:
+    def dict_contains(self, source: Source, key: Any, present: bool, builtin: bool = False,
+                      read: bool = False) -> None:
         """DICT_CONTAINS: a key the trace read is (or is not) in the dict at `source`, which
         the trace read by key only; `builtin`: a dict subclass's entries, asked with
-        `dict.__contains__`, never the subclass's override."""
+        `dict.__contains__`, never the subclass's override. A failure is worded as
+        torch's: `___dict_contains('a', d)` for `in`, and for a value `read` by key (which
+        torch.compile guards through the value alone) the error of reading it."""
         name, spelled = source.name(), key_expression(key)
         code = f"dict.__contains__({name}, {spelled})" if builtin else f"{spelled} in {name}"
-        self._add(Guard("DICT_CONTAINS", source, code if present else f"not {code}"))
+        text = (f"KeyError on {name}[{spelled}]" if read and present else
+                f"{'' if present else 'not '}___dict_contains({spelled}, {name})")
+        self._add(Guard("DICT_CONTAINS", source, code if present else f"not {code}", text=text))
 
     def not_in_dict(self, source: Source, key: str) -> None:
         """`key` is absent from the mapping at `source` (an instance `__dict__`, the globals)."""

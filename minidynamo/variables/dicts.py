@@ -71,15 +71,15 @@ class ConstDictVariable(VariableTracker):
             self.keys_guard()
         return self.entries
 
-    def entry(self, tx: Translator, key: Any) -> VariableTracker | None:
+    def entry(self, tx: Translator, key: Any, *, read: bool = True) -> VariableTracker | None:
         """The value at one key (None when absent), read as `d[key]`, `d.get(key)` and
-        `key in d` read it: for a dict from outside, guarded as present (or absent) only.
-        A key the guard cannot spell as a literal guards all the keys instead."""
+        `key in d` (`read=False`) read it: for a dict from outside, guarded as present (or
+        absent) only. A key the guard cannot spell as a literal guards all the keys."""
         value = self.entries.get(key)
         if self.keys_guard is not None:
             if isinstance(key, LITERAL_TYPES):
                 tx.output.guards.add("DICT_CONTAINS", self.source, key, present=value is not None,
-                                     builtin=self.builtin_lookup)
+                                     builtin=self.builtin_lookup, read=read)
             else:
                 self.keys_guard()
         return value
@@ -148,7 +148,7 @@ class ConstDictVariable(VariableTracker):
         return ConstantVariable(None)
 
     def dunder_contains(self, tx: Translator, key: VariableTracker) -> VariableTracker:
-        return ConstantVariable(self.entry(tx, as_key(tx, key)) is not None)
+        return ConstantVariable(self.entry(tx, as_key(tx, key), read=False) is not None)
 
     def method_get(
         self, tx: Translator, key: VariableTracker, default: VariableTracker | None = None

@@ -51,6 +51,29 @@ def test_recompile_reasons_are_torchs_word_for_word():
     assert len(expected) > len(SEQUENCE)  # every entry's reason, at every recompile
 
 
+def by_key(x, d):
+    if "a" in d:
+        return x + d["a"]
+    return x - d.get("b", 0)
+
+
+def test_dict_key_reasons_are_torchs_word_for_word():
+    calls = [(torch.ones(3), {"a": 1}), (torch.ones(3), {"b": 2}), (torch.ones(3), {"c": 3})]
+    torch._dynamo.reset()
+    torch._dynamo.utils.guard_failures.clear()
+    theirs = torch.compile(by_key, backend="eager", dynamic=False)
+    for args in calls:
+        theirs(*args)
+    expected = first_lines(torch._dynamo.utils.guard_failures[by_key.__code__])
+    minidynamo.reset()
+    ours = minidynamo.compile(by_key, backend="eager", dynamic=False)
+    with strict_mode():
+        for args in calls:
+            ours(*args)
+    assert first_lines(cache.lookup(by_key.__code__).failures) == expected
+    assert any("___dict_contains('a', d)" in line for line in expected)
+
+
 def test_the_check_function_is_printed_as_python():
     minidynamo.reset()
     compiled = minidynamo.compile(scaled)
