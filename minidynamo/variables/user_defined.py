@@ -545,7 +545,7 @@ class UserDefinedObjectVariable(VariableTracker):
         codegen.load_callable(fill_instance)  # obj, NULL, fill_instance
         codegen.append("COPY", arg=3)
         self.load_items_and_attributes(codegen)
-        codegen.call_function(3)
+        codegen.call_function(4)
         codegen.append("POP_TOP")
 
     def make_empty(self, codegen: PyCodegen) -> None:
@@ -569,18 +569,22 @@ class UserDefinedObjectVariable(VariableTracker):
         codegen.load_callable(fill_instance)
         codegen.append("LOAD_FAST", argval=codegen.cached_objects[self.object_id])
         self.load_items_and_attributes(codegen)
-        codegen.call_function(3)
+        codegen.call_function(4)
         codegen.append("POP_TOP")
 
     def load_items_and_attributes(self, codegen: PyCodegen) -> None:
-        """Push the items a container subclass is filled with (`()` for others), then
-        the attributes as a dict."""
+        """Push the items a container subclass is filled with (`()` for others), the
+        attributes as a dict, and whether they go straight into the instance's
+        `__dict__`: when no class of its MRO has a data descriptor of those names (a
+        property, a slot), the stores the trace made were plain dict stores."""
         self.load_items(codegen)
         attributes = codegen.output.side_effects.latest(self).attributes
         for name, value in attributes.items():
             codegen.load_const(name)
             codegen(value)
         codegen.append("BUILD_MAP", arg=len(attributes))
+        codegen.load_const(bool(attributes) and not any(
+            is_data_descriptor(_lookup_static(self.cls, name)) for name in attributes))
 
     def load_items(self, codegen: PyCodegen) -> None:
         """A plain object has no items."""
@@ -686,9 +690,10 @@ def new_instance_of(cls: type, *constructor_args: Any) -> Any:
     return object.__new__(cls)
 
 
-def fill_instance(obj: Any, items: list | dict | tuple, attributes: dict) -> Any:
+def fill_instance(obj: Any, items: list | dict | tuple, attributes: dict, plain: bool) -> Any:
     """Runs in generated code: the items (a list's or a dict's, set with the builtin
-    base's methods) and the attributes (`object.__setattr__`) of a new instance."""
+    base's methods) and the attributes of a new instance: `plain` ones (no descriptor
+    of those names) into its `__dict__` at once, others with `object.__setattr__`."""
     if isinstance(obj, dict):
         setitem = collections.OrderedDict.__setitem__ if isinstance(
             obj, collections.OrderedDict) else dict.__setitem__
@@ -696,6 +701,9 @@ def fill_instance(obj: Any, items: list | dict | tuple, attributes: dict) -> Any
             setitem(obj, key, value)
     elif isinstance(obj, list):
         list.extend(obj, items)
+    if plain:
+        obj.__dict__.update(attributes)
+        return obj
     for name, value in attributes.items():
         object.__setattr__(obj, name, value)
     return obj
