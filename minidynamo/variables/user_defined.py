@@ -549,15 +549,17 @@ class UserDefinedObjectVariable(VariableTracker):
         codegen.append("POP_TOP")
 
     def make_empty(self, codegen: PyCodegen) -> None:
-        """Push `new_instance_of(cls, *args)`: the base's `__new__` given the constructor's
-        arguments, so they are loaded (and a tensor among them made a graph output) where
-        TorchDynamo loads them; a tuple subclass's are its items."""
+        """Push `new_instance_of(base, cls, *args)`: the builtin base's `__new__` (found
+        now, not on every call) given the constructor's arguments, so they are loaded
+        (and a tensor among them made a graph output) where TorchDynamo loads them; a
+        tuple subclass's are its items."""
         arguments = self.empty_arguments(codegen)
         codegen.load_callable(new_instance_of)
+        codegen.load_object(container_base(self.cls) or object)
         codegen.load_object(self.cls)
         for argument in arguments:
             codegen(argument)
-        codegen.call_function(1 + len(arguments))
+        codegen.call_function(2 + len(arguments))
 
     def empty_arguments(self, codegen: PyCodegen) -> tuple[VariableTracker, ...]:
         """What `make_empty` passes to `new_instance_of` after the class."""
@@ -676,18 +678,15 @@ class UserDefinedSequenceVariable(UserDefinedObjectVariable):
         return f"UserDefinedSequenceVariable({self.cls.__name__})"
 
 
-def new_instance_of(cls: type, *constructor_args: Any) -> Any:
+def new_instance_of(base: type, cls: type, *constructor_args: Any) -> Any:
     """Runs in generated code: an empty instance of a class made while tracing, by its
-    builtin base's `__new__` (no override of the class runs again). The constructor's
+    builtin `base`'s `__new__` (no override of the class runs again). The constructor's
     arguments are loaded where TorchDynamo loads them (so the graph's outputs come in its
-    order); only a tuple's `__new__` uses them, its items. list's and object's are
-    called without them."""
-    if issubclass(cls, tuple):  # (`container_base`'s answer, spelled out: this runs per call)
+    order); only a tuple's `__new__` uses them, its items. A dict's, a list's and
+    object's are called without them."""
+    if base is tuple:
         return tuple.__new__(cls, *constructor_args)
-    for base in CONTAINER_BASES:
-        if issubclass(cls, base):
-            return base.__new__(cls)
-    return object.__new__(cls)
+    return base.__new__(cls)
 
 
 def fill_instance(obj: Any, items: list | dict | tuple, attributes: dict, plain: bool) -> Any:
