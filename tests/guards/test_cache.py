@@ -35,19 +35,26 @@ def first_lines(reasons):
     return [reason.split("\n")[0].split("  #")[0].strip() for reason in reasons]
 
 
-def test_recompile_reasons_are_torchs_word_for_word():
+def recompile_reasons(fn, calls, **options):
+    """The first line of every recompile reason, torch.compile's (`guard_failures`)
+    and minidynamo's (`FrameCache.failures`), over the same calls."""
     torch._dynamo.reset()
     torch._dynamo.utils.guard_failures.clear()
-    theirs = torch.compile(scaled, backend="eager", dynamic=False)
-    for args in SEQUENCE:
+    theirs = torch.compile(fn, backend="eager", dynamic=False)
+    for args in calls:
         theirs(*args)
-    expected = first_lines(torch._dynamo.utils.guard_failures[scaled.__code__])
     minidynamo.reset()
-    ours = minidynamo.compile(scaled, backend="eager")
+    ours = minidynamo.compile(fn, backend="eager", **options)
     with strict_mode():
-        for args in SEQUENCE:
+        for args in calls:
             ours(*args)
-    assert first_lines(cache.lookup(scaled.__code__).failures) == expected
+    return (first_lines(torch._dynamo.utils.guard_failures[fn.__code__]),
+            first_lines(cache.lookup(fn.__code__).failures))
+
+
+def test_recompile_reasons_are_torchs_word_for_word():
+    expected, ours = recompile_reasons(scaled, SEQUENCE)
+    assert ours == expected
     assert len(expected) > len(SEQUENCE)  # every entry's reason, at every recompile
 
 
@@ -59,18 +66,8 @@ def by_key(x, d):
 
 def test_dict_key_reasons_are_torchs_word_for_word():
     calls = [(torch.ones(3), {"a": 1}), (torch.ones(3), {"b": 2}), (torch.ones(3), {"c": 3})]
-    torch._dynamo.reset()
-    torch._dynamo.utils.guard_failures.clear()
-    theirs = torch.compile(by_key, backend="eager", dynamic=False)
-    for args in calls:
-        theirs(*args)
-    expected = first_lines(torch._dynamo.utils.guard_failures[by_key.__code__])
-    minidynamo.reset()
-    ours = minidynamo.compile(by_key, backend="eager", dynamic=False)
-    with strict_mode():
-        for args in calls:
-            ours(*args)
-    assert first_lines(cache.lookup(by_key.__code__).failures) == expected
+    expected, ours = recompile_reasons(by_key, calls, dynamic=False)
+    assert ours == expected
     assert any("___dict_contains('a', d)" in line for line in expected)
 
 
