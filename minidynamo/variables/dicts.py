@@ -25,12 +25,12 @@ from minidynamo.exc import (
     graph_break,
     raise_observed,
 )
+from minidynamo.sources import LITERAL_TYPES
 from minidynamo.variables.base import (
     VariableTracker,
     bound_method_getattr,
     new_object_id,
 )
-from minidynamo.sources import LITERAL_TYPES
 from minidynamo.variables.constant import ConstantVariable, constant
 from minidynamo.variables.keys import as_key, is_constant_key, key_variable
 from minidynamo.variables.lists import ListVariable, TupleVariable
@@ -67,9 +67,13 @@ class ConstDictVariable(VariableTracker):
     @property
     def items(self) -> dict[Any, VariableTracker]:
         """Every entry, in order: whoever reads them depends on all the keys."""
+        self.guard_all_keys()
+        return self.entries
+
+    def guard_all_keys(self) -> None:
+        """Add the prepared DICT_KEYS guard (nothing for a dict made in the frame)."""
         if self.keys_guard is not None:
             self.keys_guard()
-        return self.entries
 
     def entry(self, tx: Translator, key: Any, *, read: bool = True) -> VariableTracker | None:
         """The value at one key (None when absent), read as `d[key]`, `d.get(key)` and
@@ -81,7 +85,7 @@ class ConstDictVariable(VariableTracker):
                 tx.output.guards.add("DICT_CONTAINS", self.source, key, present=value is not None,
                                      builtin=self.builtin_lookup, read=read)
             else:
-                self.keys_guard()
+                self.guard_all_keys()
         return value
 
     def python_type(self) -> type:
@@ -106,7 +110,7 @@ class ConstDictVariable(VariableTracker):
     var_getattr = bound_method_getattr
 
     def mutated(self, tx: Translator, items: dict[Any, VariableTracker]) -> None:
-        self.items  # noqa: B018 (a write is replayed as the whole dict: all keys guarded)
+        self.guard_all_keys()  # a write is replayed as the whole dict
         tx.output.side_effects.mutate(self.clone(entries=items, keys_guard=None))
 
     def reconstruct(self, codegen: PyCodegen) -> None:
