@@ -56,8 +56,9 @@ import torch
 from torch._C._dynamo.guards import TensorGuards
 from torch.fx.experimental.symbolic_shapes import SYMPY_INTERP
 
+from minidynamo.guard_reads import Reads
 from minidynamo.shapes import MARK_ATTRIBUTES, MARKED, dynamism_marks, is_symbolic, marks_within
-from minidynamo.sources import KEY_NAMES, Source, key_expression
+from minidynamo.sources import KEY_NAMES, Source, TypeSource, key_expression
 
 # -- the global state a graph depends on ----------------------------------------
 
@@ -193,6 +194,9 @@ class Guard:
     tensor: tuple[torch.Tensor, torch.Tensor | None] | None = field(default=None, repr=False)
     others: tuple[Source, ...] = ()  # what a guard of several values reads besides `source`
     notes: dict[str, str] = field(default_factory=dict)  # `show_guards`' word on a ref of `refs`
+    # TYPE_MATCH: the object, until the check function is built (`guard_reads`: how its
+    # attributes are read)
+    instance: Any = field(default=None, repr=False)
 
     def sources(self) -> list[Source]:
         """The sources the guard's code reads (a joint TENSOR_MATCH reads several)."""
@@ -273,7 +277,7 @@ class GuardSet:
 
     def _same_for_every_instance(self, guard: Guard) -> str:
         """What makes `guard` a repeat. An attribute of an instance's class
-        (`L['a'].__class__.forward.__code__`) is the class's: once `type(L['a'])` and
+        (`type(L['a']).forward.__code__`) is the class's: once `type(L['a'])` and
         `type(L['b'])` are guarded to be the same class, a guard on it for `b` repeats
         the one for `a` (25 Linear layers check `Linear.forward` once). Such a guard
         is keyed by the class and the objects it compares (`refs`), not by its names.
@@ -283,9 +287,9 @@ class GuardSet:
         for name in sorted(guard.refs, key=len, reverse=True):  # ___obj12 before ___obj1
             key = key.replace(name, f"<object {id(guard.refs[name])}>")
         while isinstance(getattr(source, "base", None), Source):
-            if getattr(source, "member", None) == "__class__":
+            if isinstance(source, TypeSource):
                 cls = self._types.get(source.base.name())
-                if cls is not None and not any("__class__" in vars(k) for k in cls.__mro__[:-1]):
+                if cls is not None:
                     key = key.replace(source.name(), f"<class {id(cls)}>")
                 break
             source = source.base
@@ -351,7 +355,8 @@ class GuardSet:
     def type_match(self, source: Source, value: Any) -> None:
         refs: dict[str, Any] = {}
         self._types.setdefault(source.name(), type(value))
-        self._add(Guard("TYPE_MATCH", source, type_match(source.name(), value, refs), refs))
+        self._add(Guard("TYPE_MATCH", source, type_match(source.name(), value, refs), refs,
+                        instance=value))
 
     def id_match(self, source: Source, value: Any) -> None:
         if isinstance(value, types.FunctionType):  # a new closure of the same code is the same
@@ -573,6 +578,8 @@ class CheckFunction:
         for guard in self.guards:
             namespace.update(guard.refs)
         self.source = self.generate()
+        for guard in self.guards:
+            guard.instance = None  # generated: the entry holds no object of the frame
         exec(compile(self.source, "<minidynamo guards>", "exec"), namespace)
         self.check: Callable[[dict, dict], bool] = namespace["___check"]
         self.namespace = namespace
@@ -583,16 +590,16 @@ class CheckFunction:
         commented with the guard's kind and the user line that added it.
 
         Each source a guard reads (`Guard.sources`) is fetched once into a local
-        (`___v0 = L['self']`, `___v1 = ___v0._modules`: `_fetch`), as TorchDynamo's guard
-        tree walks each path once, and the guard's code reads the locals (`substitute`:
-        whole expressions, never inside a string literal, so a key `'GPT2'` keeps its
-        `G`). An exception means False."""
+        (`___v0 = L['self']`, `___v1 = ___v0.__dict__`, `___v2 = ___v1['_modules']`:
+        `Reads.local`), as TorchDynamo's guard tree walks each path once, and the
+        guard's code reads the locals (`substitute`: whole expressions, never inside a
+        string literal, so a key `'GPT2'` keeps its `G`). An exception means False."""
+        reads = Reads(self.guards)
         lines = ["def ___check(L, G):", "    try:"]
-        locals_: dict[str, str] = {}  # source expression -> the local that holds it
         for guard in self.guards:
-            read = {source.name(): self._fetch(source, locals_, lines) for source in guard.sources()}
+            read = {source.name(): reads.local(source, lines) for source in guard.sources()}
             if not read:  # a guard over the whole frame (SHAPE_ENV): whatever it names
-                read = {name: local for name, local in locals_.items() if name in guard.code}
+                read = {name: local for name, local in reads.locals.items() if name in guard.code}
             code = substitute(guard.code, read)
             where = guard.user_line.strip()
             lines.append(f"        if not ({code}):  # {guard.kind}" + (f": {where}" if where else ""))
@@ -607,20 +614,6 @@ class CheckFunction:
         `failure_reason` evaluates), the pinned guards' own check function."""
         notes = [f"# {name}: {note}" for guard in self.guards for name, note in guard.notes.items()]
         return self.source + "".join(note + "\n" for note in notes)
-
-    def _fetch(self, source: Source, locals_: dict[str, str], lines: list[str]) -> str:
-        """The local holding `source`'s value, assigned (after its base's) on first use."""
-        name = source.name()
-        if name in locals_:
-            return locals_[name]
-        base = getattr(source, "base", None)
-        expression = name
-        if base is not None:
-            base_name, base_local = base.name(), self._fetch(base, locals_, lines)
-            expression = name.replace(base_name, base_local, 1)
-        local = locals_[name] = f"___v{len(locals_)}"
-        lines.append(f"        {local} = {expression}")
-        return local
 
     def failure_reason(self, L: dict, G: dict) -> str | None:
         """The first failing guard's reason (None when all hold): the slow, verbose path.

@@ -275,6 +275,26 @@ class GenericAttrSource(ChainedSource):
 
 
 @dataclass(frozen=True)
+class TypeSource(ChainedSource):
+    """The type of the base value, `type(L['self'])`: where Python finds a method of it
+    (on `type(obj)`, never on a `__class__` the object answers itself), named as
+    TorchDynamo names it."""
+
+    def name(self) -> str:
+        return f"type({self.base.name()})"
+
+    def reconstruct(self) -> list[Instruction]:
+        return [
+            create_instruction("PUSH_NULL"),
+            *ImportSource("builtins").reconstruct(),
+            create_instruction("LOAD_ATTR", argval="type"),
+            *self.base.reconstruct(),
+            create_instruction("PRECALL", arg=1),
+            create_instruction("CALL", arg=1),
+        ]
+
+
+@dataclass(frozen=True)
 class GetItemSource(ChainedSource):
     """An item of the base value: `L['xs'][0]`, `L['d']['key']`."""
 

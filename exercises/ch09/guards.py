@@ -36,8 +36,9 @@ from typing import Any, Callable, Iterable
 import torch
 from torch._C._dynamo.guards import TensorGuards
 from torch.fx.experimental.symbolic_shapes import SYMPY_INTERP
+from minidynamo.guard_reads import Reads
 from minidynamo.shapes import MARK_ATTRIBUTES, MARKED, dynamism_marks, is_symbolic, marks_within
-from minidynamo.sources import KEY_NAMES, Source, key_expression
+from minidynamo.sources import KEY_NAMES, Source, TypeSource, key_expression
 
 # defined next to the exercises in the package:
 from minidynamo.guards import TensorFacts
@@ -71,10 +72,10 @@ class CheckFunction:
         commented with the guard's kind and the user line that added it.
 
         Each source a guard reads (`Guard.sources`) is fetched once into a local
-        (`___v0 = L['self']`, `___v1 = ___v0._modules`: `_fetch`), as TorchDynamo's guard
-        tree walks each path once, and the guard's code reads the locals (`substitute`:
-        whole expressions, never inside a string literal, so a key `'GPT2'` keeps its
-        `G`). An exception means False."""
+        (`___v0 = L['self']`, `___v1 = ___v0.__dict__`, `___v2 = ___v1['_modules']`:
+        `Reads.local`), as TorchDynamo's guard tree walks each path once, and the
+        guard's code reads the locals (`substitute`: whole expressions, never inside a
+        string literal, so a key `'GPT2'` keeps its `G`). An exception means False."""
         raise NotImplementedError("ch09.3: Generate the check function: one line per guard, each source fetched once")
 
     def failure_reason(self, L: dict, G: dict) -> str | None:

@@ -19,6 +19,7 @@ import pytest
 import torch
 
 import minidynamo
+from minidynamo.guards import eval_source
 
 from . import programs
 from .programs import Call, check_recompiles, entry_of, same_then, t
@@ -125,30 +126,49 @@ def sources_read(guards) -> set[str]:
     return names
 
 
+def values_read(guards, L, G) -> dict[int, str]:
+    """What the guards' sources and the sources they are built on hold now, by id, and
+    the `__dict__` of each (where an attribute may be read from), named."""
+    held = {}
+    for name in sources_read(guards):
+        value = eval_source(name, L, G)
+        held[id(value)] = name
+        instance_dict = getattr(value, "__dict__", None)
+        if type(instance_dict) is dict:
+            held.setdefault(id(instance_dict), f"{name}.__dict__")
+    return held
+
+
 @pytest.mark.task("ch09.3")
 def test_one_line_per_guard_each_source_read_once():
-    net = programs.Net()
+    """Runs the check's fetch lines on the call's own locals: each assigns a new local
+    once, no expression is read twice, each local holds a source's value (or the
+    `__dict__` of one, to read attributes from), and each guard line reads its sources
+    from locals that hold them, never from `L` or `G` again."""
+    net, x = programs.Net(), t(2, 4)
     compiled = minidynamo.compile(programs.run_net)
-    compiled(t(2, 4), net)
+    compiled(x, net)
     check = entry_of(programs.run_net).check
     lines = check.source.splitlines()
     assert lines[:2] == ["def ___check(L, G):", "    try:"]
     assert lines[-3].startswith("    except Exception:") and lines[-2:] == [
         "        return False", "    return True"]
-    guard_lines = [(index, GUARD_LINE.fullmatch(line)) for index, line in enumerate(lines)
-                   if line.startswith("        if not (")]
+    guard_lines = [line for line in lines if line.startswith("        if not (")]
     assert len(guard_lines) == len(check.guards)
-    fetched: dict[str, str] = {}   # local -> the source name it holds
-    holding: dict[str, str] = {}   # source name -> its local
+    L, G = {"x": x, "net": net}, programs.__dict__
+    held = values_read(check.guards, L, G)
+    values: dict[str, object] = {}  # local -> what its line read
+    expressions: set[str] = set()
     guard_number = 0
     for index, line in enumerate(lines[2:], start=2):
         fetch = FETCH_LINE.fullmatch(line)
         if fetch is not None:
-            expression = fetch["expression"]
-            base = re.match(r"___v\d+", expression)
-            name = fetched[base.group()] + expression[base.end():] if base else expression
-            assert name not in holding, f"{name} is read twice"
-            fetched[fetch["local"]], holding[name] = name, fetch["local"]
+            local, expression = fetch["local"], fetch["expression"]
+            assert local not in values, f"{local} is assigned twice"
+            assert expression not in expressions, f"{expression} is read twice"
+            expressions.add(expression)
+            values[local] = eval(expression, check.namespace, {"L": L, "G": G, **values})
+            assert id(values[local]) in held, f"{line.strip()} reads no guarded source"
             continue
         match = GUARD_LINE.fullmatch(line)
         if match is None:
@@ -161,9 +181,10 @@ def test_one_line_per_guard_each_source_read_once():
         assert "L[" not in match["code"] and not re.search(r"\bG\b", match["code"]), \
             "a guard reads its sources from the locals"
         for source in guard.sources():  # a joint TENSOR_MATCH reads several
-            assert re.search(rf"\b{holding[source.name()]}\b", match["code"]), \
-                f"{match['code']} does not read {source.name()} from its local"
-    assert set(holding) == sources_read(check.guards)
+            value = eval_source(source.name(), L, G)
+            assert any(held_value is value and re.search(rf"\b{local}\b", match["code"])
+                       for local, held_value in values.items()), \
+                f"{match['code']} does not read {source.name()} from a local that holds it"
     compile(minidynamo.show_guards(compiled), "<guards>", "exec")
 
 

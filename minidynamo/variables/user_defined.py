@@ -40,7 +40,7 @@ from minidynamo.exc import (
     graph_break,
     raise_observed,
 )
-from minidynamo.sources import AttrSource, GenericAttrSource, Source
+from minidynamo.sources import AttrSource, GenericAttrSource, Source, TypeSource
 from minidynamo.variables.base import KnownFunctionVariable, VariableTracker, new_object_id
 from minidynamo.variables.constant import ConstantVariable, constant
 from minidynamo.variables.lazy import build_lazily
@@ -234,11 +234,11 @@ def builtin_data_descriptor(
 
 
 def type_source(obj: VariableTracker) -> Source | None:
-    """Where `type(obj)` can be read again when the guards run: `obj.__class__` for an
+    """Where `type(obj)` can be read again when the guards run: `type(L['obj'])` for an
     object passed in, the class's own source for one made while tracing (its class
     was called: `Recorder('r')` reads `G['Recorder']`); None when neither is known."""
     if obj.source is not None:
-        return attribute_source(obj, "__class__")
+        return TypeSource(obj.source)
     return getattr(obj, "class_source", None)
 
 

@@ -12,6 +12,7 @@ import weakref
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable
 import torch
+from minidynamo.guard_reads import Reads
 from minidynamo.sources import Source
 
 # defined next to the exercises in the package:
@@ -80,14 +81,14 @@ class CheckFunction:
         commented with the guard's kind and the user line that added it.
 
         Each source a guard reads is fetched once into a local (`___v0 = L['self']`,
-        `___v1 = ___v0._modules`: `_fetch`), as TorchDynamo's guard tree walks each path
+        `___v1 = ___v0.__dict__`: `Reads.local`), as TorchDynamo's guard tree walks each path
         once, and the guard's code reads the locals. An exception means False."""
         lines = ["def ___check(L, G):", "    try:"]
-        locals_: dict[str, str] = {}  # source expression -> the local that holds it
+        reads = Reads(self.guards)
         for guard in self.guards:
             for source in guard.sources():
-                self._fetch(source, locals_, lines)
-            code = substitute(guard.code, {e: local for e, local in locals_.items() if e in guard.code})
+                reads.local(source, lines)
+            code = substitute(guard.code, {e: local for e, local in reads.locals.items() if e in guard.code})
             where = guard.user_line.strip()
             lines.append(f"        if not ({code}):  # {guard.kind}" + (f": {where}" if where else ""))
             lines.append("            return False")
