@@ -77,9 +77,9 @@ class LoadStoreHandlers:
     ## Cells (closures)
 
     def MAKE_CELL(self: InstructionTranslatorBase, inst: Instruction) -> None:
+        # an argument moved into a cell stays lazy, as TorchDynamo keeps it: an argument
+        # overwritten before any read guards nothing (LOAD_DEREF realizes it when read)
         contents = self.symbolic_locals.pop(inst.argval, None)
-        if contents is not None:
-            contents = contents.realize()  # an argument moved into a cell: realized, as in Dynamo
         cell = CellVariable(contents, object_id=new_object_id())  # a new cell: dies with the frame
         self.output.side_effects.track_new(cell)
         self.cells[inst.argval] = cell
@@ -93,10 +93,13 @@ class LoadStoreHandlers:
     def LOAD_DEREF(self: InstructionTranslatorBase, inst: Instruction) -> None:
         # the cell's newest version: a recursive inner function holds the cell it is
         # stored in, and versions cannot replace each other around that cycle
-        contents = self.output.side_effects.latest(self.cells[inst.argval]).contents
+        cell = self.output.side_effects.latest(self.cells[inst.argval])
+        contents = cell.contents
         if contents is None:
             what = f"free variable {inst.argval!r} is read before assignment"
             graph_break(UNDEFINED_VARIABLE, what)
+        if cell.source is None and isinstance(contents, LazyVariableTracker):
+            contents = contents.realize()  # an argument the frame moved into a cell, read
         self.push(contents)
 
     def STORE_DEREF(self: InstructionTranslatorBase, inst: Instruction) -> None:

@@ -94,6 +94,18 @@ def over_dict(x, d):
     return out
 
 
+def overwritten_capture(x, n, xs):
+    """`n` is a cell (the generator reads it) overwritten before any read: the argument
+    is never used, and changing it recompiles nothing (a fuzzed program found this)."""
+    n = len(xs) * 2
+    return sum((x * g + n) for g in xs)
+
+
+def captured_and_read(x, n):
+    """`n`, a cell, is read by the generator: its value is guarded."""
+    return sum(x * n for _ in range(2))
+
+
 def by_key(x, d):
     """Reads `d` by key only: guarded on those keys (DICT_CONTAINS), not on all of them."""
     if "b" in d:
@@ -514,6 +526,10 @@ CASES = [
          same_then(lambda: (t(3), {"a": 1, "z": 0}), lambda: (t(3), {"a": 1, "z": 0, "b": 2}))),
     Case("dict_key_read_removed", by_key,
          same_then(lambda: (t(3), {"a": 1, "z": 0}), lambda: (t(3), {"z": 0}))),
+    Case("argument_captured_then_overwritten", overwritten_capture,
+         same_then(lambda: (t(3), 2, [t(3), t(3)]), lambda: (t(3), 3, [t(3), t(3)]))),
+    Case("argument_captured_and_read", captured_and_read,
+         same_then(lambda: (t(3), 2), lambda: (t(3), 3))),
     Case("dict_unread_key_added", by_key,
          same_then(lambda: (t(3), {"a": 1, "z": 0}), lambda: (t(3), {"a": 1, "z": 0, "q": 5}))),
     Case("dict_unread_key_removed", by_key,
