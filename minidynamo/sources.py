@@ -274,6 +274,18 @@ class GenericAttrSource(ChainedSource):
         ]
 
 
+def call_of(module_name: str, function: str, argument: Source) -> list[Instruction]:
+    """The bytecode of `module.function(argument)`: `type(x)`, `torch.as_tensor(a)`."""
+    return [
+        create_instruction("PUSH_NULL"),
+        *ImportSource(module_name).reconstruct(),
+        create_instruction("LOAD_ATTR", argval=function),
+        *argument.reconstruct(),
+        create_instruction("PRECALL", arg=1),
+        create_instruction("CALL", arg=1),
+    ]
+
+
 @dataclass(frozen=True)
 class TypeSource(ChainedSource):
     """The type of the base value, `type(L['self'])`: where Python finds a method of it
@@ -284,14 +296,7 @@ class TypeSource(ChainedSource):
         return f"type({self.base.name()})"
 
     def reconstruct(self) -> list[Instruction]:
-        return [
-            create_instruction("PUSH_NULL"),
-            *ImportSource("builtins").reconstruct(),
-            create_instruction("LOAD_ATTR", argval="type"),
-            *self.base.reconstruct(),
-            create_instruction("PRECALL", arg=1),
-            create_instruction("CALL", arg=1),
-        ]
+        return call_of("builtins", "type", self.base)
 
 
 @dataclass(frozen=True)
@@ -431,11 +436,4 @@ class NumpyTensorSource(ChainedSource):
         return self.base.placeholder_name()
 
     def reconstruct(self) -> list[Instruction]:
-        return [
-            create_instruction("PUSH_NULL"),
-            *ImportSource("torch").reconstruct(),
-            create_instruction("LOAD_ATTR", argval="as_tensor"),
-            *self.base.reconstruct(),
-            create_instruction("PRECALL", arg=1),
-            create_instruction("CALL", arg=1),
-        ]
+        return call_of("torch", "as_tensor", self.base)
