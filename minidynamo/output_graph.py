@@ -129,6 +129,7 @@ class OutputGraph:
         self.tracked_fakes: list[tuple[Any, Source]] = []  # what the shape guards are about
         self.side_effects = SideEffects(self)
         self.guards = GuardSet(user_line=self.user_line)  # what this trace assumed (ch 9)
+        self._user_line: tuple[tuple, str] = ((None, None), "")  # (translator, instruction), text
         self.guards.global_state()
         self.f_globals = f_globals  # the root frame's globals
         self.backend = reporting_failures(backend, frame_name)
@@ -150,12 +151,19 @@ class OutputGraph:
     # -- guards (chapter 9) ---------------------------------------------------------
 
     def user_line(self) -> str:
-        """Where tracing is now, for a guard's comment: `y = x * n  # tr.py:4 in f`."""
+        """Where tracing is now, for a guard's comment: `y = x * n  # tr.py:4 in f`. One
+        instruction often adds many guards (a module call: its type, hooks, methods):
+        the text of the last instruction asked about is kept."""
         if not self.translators:
             return ""
-        frame = self.translators[-1].user_frame()
-        short = "/".join(frame.filename.split("/")[-2:])
-        return f"{(frame.line or '').strip()}  # {short}:{frame.lineno} in {frame.function}"
+        tx = self.translators[-1]
+        at = (tx, tx.current_instruction)
+        if self._user_line[0] != at:
+            frame = tx.user_frame()
+            short = "/".join(frame.filename.split("/")[-2:])
+            where = f"{short}:{frame.lineno} in {frame.function}"
+            self._user_line = at, f"{(frame.line or '').strip()}  # {where}"
+        return self._user_line[1]
 
     def cleanup(self) -> None:
         """Once the entry is built: drop what the trace held of the call it traced. The

@@ -275,9 +275,17 @@ class InstructionTranslatorBase(
         return self.code.co_firstlineno
 
     def user_frame(self) -> UserFrame:
+        """Where this frame is now. A frame that inlined another stays at its call while
+        the callee runs, and every graph node made there asks (`stack_trace`): the
+        answer for the current instruction is kept."""
+        known = self.__dict__.get("_user_frame")
+        if known is not None and known[0] is self.current_instruction:
+            return known[1]
         lineno = self.lineno()
         line = linecache.getline(self.code.co_filename, lineno or 0).strip()
-        return UserFrame(self.code.co_filename, lineno, self.code.co_name, line)
+        frame = UserFrame(self.code.co_filename, lineno, self.code.co_name, line)
+        self._user_frame = self.current_instruction, frame
+        return frame
 
     def frames(self) -> list[UserFrame]:
         """This frame and the ones that inlined it, outermost first."""
