@@ -20,7 +20,7 @@ is larger than the difference.) The first calls compile with the `eager` backend
 Targets (issue 12): minidynamo's first call at most a fifth of torch.compile's, its
 per-call overhead at most half of torch.compile's.
 
-    python benchmarks/bench_models.py [--repeat 3] [--number 20] [--first-runs 3] [--models gpt2 bert]
+    python benchmarks/bench_models.py [--repeat 3] [--number 200] [--first-runs 3] [--models gpt2 bert]
     python benchmarks/bench_models.py --markdown chapters/model-suite.md  # the docs page
 """
 
@@ -195,7 +195,9 @@ def markdown(rows: list[Row], command: str) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=3)
-    parser.add_argument("--number", type=int, default=20)
+    # 200 calls a round: with 20, a round's first calls, after the other sides emptied the
+    # caches, weighed enough to put torch.compile's overhead 10% to 40% higher, run to run
+    parser.add_argument("--number", type=int, default=200)
     parser.add_argument("--first-runs", type=int, default=3,
                         help="fresh compiles per side whose first call is timed (median)")
     parser.add_argument("--models", nargs="*", default=None, help="names from the suite")
