@@ -50,6 +50,7 @@ from minidynamo import config
 from minidynamo.bytecode import Instruction, assemble, scan
 from minidynamo.bytecode.opcodes import SUSPENDS
 from minidynamo.cache import CacheEntry, FrameCache, cache_of
+from minidynamo.constant_tuples import constant_tuples
 from minidynamo.exc import (
     BREAK_AT_A_STATEMENT_BOUNDARY,
     UNSUPPORTED_PYTHON_FEATURE,
@@ -358,7 +359,8 @@ def check_function(fn: types.FunctionType, output: OutputGraph) -> CheckFunction
     """The entry's check function; if building it fails (a KeyboardInterrupt too),
     nothing this compile installed in the frame's globals stays there."""
     try:
-        return CheckFunction(pinned_forms(list(output.finish_guards()), fn.__globals__))
+        return CheckFunction(constant_tuples(pinned_forms(list(output.finish_guards()),
+                                                          fn.__globals__)))
     except BaseException:
         for name in output.installed_globals:
             fn.__globals__.pop(name, None)

@@ -129,7 +129,7 @@ class OutputGraph:
         self.tracked_fakes: list[tuple[Any, Source]] = []  # what the shape guards are about
         self.side_effects = SideEffects(self)
         self.guards = GuardSet(user_line=self.user_line)  # what this trace assumed (ch 9)
-        self._user_line: tuple[tuple, str] = ((None, None), "")  # (translator, instruction), text
+        self._user_line: tuple[tuple, str] = ((None, None), "")  # (code, instruction), text
         self.guards.global_state()
         self.f_globals = f_globals  # the root frame's globals
         self.backend = reporting_failures(backend, frame_name)
@@ -157,13 +157,13 @@ class OutputGraph:
         if not self.translators:
             return ""
         tx = self.translators[-1]
-        at = (tx, tx.current_instruction)
-        if self._user_line[0] != at:
+        (code, inst), text = self._user_line  # what the text depends on, no translator
+        if code is not tx.code or inst is not tx.current_instruction:
             frame = tx.user_frame()
             short = "/".join(frame.filename.split("/")[-2:])
-            where = f"{short}:{frame.lineno} in {frame.function}"
-            self._user_line = at, f"{(frame.line or '').strip()}  # {where}"
-        return self._user_line[1]
+            text = f"{(frame.line or '').strip()}  # {short}:{frame.lineno} in {frame.function}"
+            self._user_line = (tx.code, tx.current_instruction), text
+        return text
 
     def cleanup(self) -> None:
         """Once the entry is built: drop what the trace held of the call it traced. The
@@ -172,6 +172,7 @@ class OutputGraph:
         inputs and the modules it met would live until then (TorchDynamo's
         `OutputGraph.cleanup`)."""
         self.graph_inputs.clear()
+        self._user_line = (None, None), ""
         self.realized_inputs.clear()
         self.tracked_fakes.clear()
         self.fakes_before_set_data.clear()

@@ -183,3 +183,38 @@ def test_a_slot_is_read_as_python_reads_it_and_its_neighbours_from_the_dict():
     source = minidynamo.show_guards(compiled)
     assert patterns == [1, 1]
     assert re.search(r"___v\d+\.scale\n", source) and re.search(r"\['offset'\]", source)
+
+
+class Strided(torch.nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.conv = torch.nn.Conv1d(2, 2, 3, stride=2, padding=1)
+
+    def forward(self, x):
+        return self.conv(x)
+
+
+def test_a_tuple_of_constants_is_one_line_that_first_asks_for_the_tuple_seen():
+    """`minidynamo/constant_tuples.py`: the conv's stride, padding and dilation."""
+    source = check_source(Strided(), torch.randn(1, 2, 8))
+    lines = [line for line in source.splitlines() if re.search(r" is ___tuple\d+ or \(", line)]
+    assert len(lines) == 3  # stride, padding, dilation
+    assert "type(___v" in lines[0] and "len(___v" in lines[0]  # the item-by-item fallback
+    assert not re.search(r"___v\d+ = ___v\d+\[0\]", source)  # no item fetched on its own
+
+
+def test_a_new_tuple_is_checked_item_by_item_as_torch_compile_checks_it():
+    def equal_tuple(m):
+        m.conv.stride = (2,)  # a new, equal tuple: the entry is reused
+
+    def other_stride(m):
+        m.conv.stride = (1,)
+
+    def list_stride(m):
+        m.conv.stride = [2]  # equal items, but not a tuple
+
+    x = torch.randn(1, 2, 8)
+    for changes in ({1: equal_tuple}, {1: other_stride}, {1: list_stride}):
+        torch_counts, ours = compile_patterns(Strided, x, changes, calls=3)
+        assert ours == torch_counts, changes
+    assert compile_patterns(Strided, x, {1: equal_tuple}, calls=3)[1] == [1, 0, 0]
