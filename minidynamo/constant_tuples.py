@@ -68,6 +68,6 @@ def joint_guard(group: list[Guard]) -> Guard:
     name = first.source.name()
     return Guard("EQUALS_MATCH", first.source, f"{name} is {seen} or ({each})", refs,
                  reason=_first_reason(group), user_line=first.user_line,
-                 text=f"{name} == {value!r}", instance=value,
+                 text=f"{name} == {value!r}",
                  notes={seen: f"the tuple {value!r} the trace read; when it is that very "
                               "object, the rest of the line holds for it"})
