@@ -257,24 +257,6 @@ def count(start: Any = 0, step: Any = 1) -> Iterator[Any]:
         value += step
 
 
-def zip_lazily(*iterables: Iterable[Any]) -> Iterator[tuple]:
-    """zip, pulling one item of each iterable per row, as CPython's does: used when an
-    argument is an iterator, which may be endless (`zip(itertools.count(), layers)`),
-    have side effects that an eager read would run too early, or be read on after."""
-    iterators = [iter(iterable) for iterable in iterables]
-    if not iterators:
-        return
-    while True:
-        row = []
-        for iterator in iterators:
-            for item in iterator:
-                row.append(item)
-                break
-            else:
-                return
-        yield tuple(row)
-
-
 def object_init(self: Any, /) -> None:
     """object.__init__, reached by `super().__init__()` in a class without a base."""
     return None

@@ -38,6 +38,7 @@ from minidynamo.translator.operators import OperatorHandlers
 from minidynamo.translator.stack_ops import StackHandlers
 from minidynamo.translator.with_blocks import WithBlockHandlers
 from minidynamo.variables import VariableTracker, replace_version
+from minidynamo.variables.base import contained_ids
 from minidynamo.variables.functions import BaseUserFunctionVariable
 if TYPE_CHECKING:
     from minidynamo.output_graph import OutputGraph

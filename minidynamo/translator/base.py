@@ -55,6 +55,7 @@ from minidynamo.translator.operators import OperatorHandlers
 from minidynamo.translator.stack_ops import StackHandlers
 from minidynamo.translator.with_blocks import WithBlockHandlers
 from minidynamo.variables import VariableTracker, replace_version
+from minidynamo.variables.base import contained_ids
 from minidynamo.variables.functions import BaseUserFunctionVariable
 
 if TYPE_CHECKING:
@@ -169,6 +170,10 @@ class InstructionTranslatorBase(
         self.kw_names: tuple[str, ...] = ()  # set by KW_NAMES for the next CALL
         self.return_value: VariableTracker | None = None
         self.steps = 0
+        # while a callee runs, this frame's stack, locals and cells change only by
+        # `replace_version`: the ids they hold, kept then (None: walk them every time)
+        self.held_ids: frozenset[int] | None = None
+        self.suspended = False
 
     # -- the stack ----------------------------------------------------------------
 
@@ -203,8 +208,12 @@ class InstructionTranslatorBase(
         return self.return_value is None
 
     def run(self) -> None:
-        """Run the frame to its RETURN_VALUE (or to a graph break)."""
+        """Run the frame to its RETURN_VALUE (or to a graph break). Its caller waits
+        meanwhile (`suspended`)."""
         self.output.translators.append(self)
+        caller = self.parent
+        if caller is not None:
+            caller.suspend()
         try:
             while self.step_handling_exceptions():
                 pass
@@ -213,6 +222,8 @@ class InstructionTranslatorBase(
             raise
         finally:
             self.output.translators.remove(self)
+            if caller is not None:
+                caller.wake()
 
     def step_handling_exceptions(self) -> bool:
         """`step()`; an exception the instruction raises goes to this frame's handler
@@ -256,8 +267,27 @@ class InstructionTranslatorBase(
 
     # -- versions of mutable objects -----------------------------------------------
 
+    def suspend(self) -> None:
+        """This frame waits (for its callee, or a generator for its next `next()`): its
+        state changes by `replace_version` only until `wake()`."""
+        self.suspended = True
+
+    def wake(self) -> None:
+        self.suspended, self.held_ids = False, None
+
     def replace_version(self, new: VariableTracker) -> None:
-        """Swap older versions of `new`'s object for `new` in the stack, locals and cells."""
+        """Swap older versions of `new`'s object for `new` in the stack, locals and cells.
+
+        A frame waiting for its callee changes only here, so the ids it holds are
+        gathered once per wait: a mutation of the callee's own objects (every step of
+        its `for` loops) passes the waiting frames by with one set lookup."""
+        if self.suspended:
+            if self.held_ids is None:
+                self.held_ids = (contained_ids(self.stack) | contained_ids(self.symbolic_locals)
+                                 | contained_ids(self.cells))
+            if new.object_id not in self.held_ids:
+                return
+            self.held_ids |= contained_ids(new)  # what the new version holds is held now
         self.stack = replace_version(self.stack, new)
         self.symbolic_locals = replace_version(self.symbolic_locals, new)
         self.cells = replace_version(self.cells, new)

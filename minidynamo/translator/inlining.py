@@ -105,6 +105,7 @@ class InliningGeneratorInstructionTranslator(InliningInstructionTranslator):
         suspended `yield` evaluating to `sent`; the yielded value, or None once the
         generator returned (then `stop_value` is what it returned)."""
         self.stop_value = None
+        self.wake()  # its state changes from here on: no longer summarised
         if self.return_value is not None:
             return None
         if self.steps > 0:
@@ -119,6 +120,7 @@ class InliningGeneratorInstructionTranslator(InliningInstructionTranslator):
         once it returned. Not started or finished, it raises the exception at once.
         Suspended in `yield from inner`, the inner generator gets it first."""
         self.stop_value = None
+        self.wake()  # its state changes from here on: no longer summarised
         if self.return_value is not None or self.steps == 0:
             self.finish()
             raise raised
@@ -159,6 +161,7 @@ class InliningGeneratorInstructionTranslator(InliningInstructionTranslator):
     def run_to_yield(self, tx: InstructionTranslatorBase,
                      raised: ObservedException | None) -> VariableTracker | None:
         self.attach(tx)
+        tx.suspend()
         try:
             if raised is not None:
                 handle_exception(self, raised)
@@ -170,6 +173,9 @@ class InliningGeneratorInstructionTranslator(InliningInstructionTranslator):
         except ObservedException:  # it leaves the generator, which is then finished
             self.finish()
             raise
+        finally:
+            tx.wake()
+            self.suspend()  # until the next resume() or throw()
         if self.return_value is not None:
             self.stop_value = self.return_value
             self.finish()

@@ -64,7 +64,7 @@ from minidynamo.variables.functions import partial
 from minidynamo.variables.construction import object_new, tuple_new
 from minidynamo.variables.dicts import ConstDictVariable, as_key, dict_items, set_from_values
 from minidynamo.variables.keys import is_constant_key, real_object
-from minidynamo.variables.iterators import ListIteratorVariable
+from minidynamo.variables.iterators import LazyBuiltinIteratorVariable, ListIteratorVariable
 from minidynamo.variables.lists import (
     BaseListVariable,
     ListVariable,
@@ -377,35 +377,24 @@ def _next(tx: Translator, iterator: Variable, default: Variable | None = None) -
 
 def _enumerate(tx: Translator, iterable: Variable, start: Variable | None = None) -> Variable:
     first = start.as_python_constant() if start is not None else 0
-    items = iterable.unpack_var_sequence(tx)
-    return _iterator([TupleVariable((constant(i), item)) for i, item in enumerate(items, first)])
+    return LazyBuiltinIteratorVariable.made(tx, enumerate, [iterable], count=first)
 
 
 def _zip(tx: Translator, *iterables: Variable, strict: Variable | None = None) -> Variable:
-    from minidynamo.variables.functions import UserFunctionVariable
-    from minidynamo.variables.iterators import IteratorVariable
-
-    # an iterator is read one row at a time: zip stops at the shortest, and what is
-    # left of a longer iterator is still there afterwards (`zip(range(n), it)`)
-    if strict is None and any(isinstance(iterable.realize(), IteratorVariable)
-                              for iterable in iterables):
-        return UserFunctionVariable(polyfills.zip_lazily).call_function(tx, list(iterables), {})
+    if strict is None or not strict.as_python_constant():
+        return LazyBuiltinIteratorVariable.made(tx, zip, list(iterables))
     columns = [iterable.unpack_var_sequence(tx) for iterable in iterables]
-    if strict is not None and strict.as_python_constant() and len({len(c) for c in columns}) > 1:
+    if len({len(c) for c in columns}) > 1:
         raise_observed(ValueError, "zip() arguments have unequal lengths")
     return _iterator([TupleVariable(tuple(row)) for row in zip(*columns)])
 
 
 def _map(tx: Translator, fn: VariableTracker, *iterables: VariableTracker) -> VariableTracker:
-    columns = [iterable.unpack_var_sequence(tx) for iterable in iterables]
-    return _iterator([fn.call_function(tx, list(row), {}) for row in zip(*columns)])
+    return LazyBuiltinIteratorVariable.made(tx, map, list(iterables), fn=fn)
 
 
 def _filter(tx: Translator, fn: VariableTracker, iterable: VariableTracker) -> VariableTracker:
-    items = iterable.unpack_var_sequence(tx)
-    if fn.is_python_constant() and fn.as_python_constant() is None:
-        return _iterator([item for item in items if truth_value(tx, item)])
-    return _iterator([item for item in items if truth_value(tx, fn.call_function(tx, [item], {}))])
+    return LazyBuiltinIteratorVariable.made(tx, filter, [iterable], fn=fn)
 
 
 def _reversed(tx: Translator, sequence: VariableTracker) -> VariableTracker:

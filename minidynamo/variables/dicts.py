@@ -32,6 +32,7 @@ from minidynamo.variables.base import (
     new_object_id,
 )
 from minidynamo.variables.constant import ConstantVariable, constant
+from minidynamo.variables.iterators import container_iterator
 from minidynamo.variables.keys import as_key, is_constant_key, key_variable
 from minidynamo.variables.lists import ListVariable, TupleVariable
 
@@ -106,6 +107,12 @@ class ConstDictVariable(VariableTracker):
 
     def unpack_var_sequence(self, tx: Translator) -> list[VariableTracker]:
         return [key_variable(key) for key in self.items]
+
+    def get_iterator(self, tx: Translator) -> VariableTracker:
+        """A dict's iterator holds the dict: it raises if the dict changes size."""
+        if not self.is_mutable():
+            return super().get_iterator(tx)
+        return container_iterator(tx, self, _dict_kind(self.dict_class), self.dict_class())
 
     var_getattr = bound_method_getattr
 
@@ -373,6 +380,11 @@ def dict_items(tx: Translator, other: VariableTracker) -> dict[Any, VariableTrac
     return {as_key(tx, key): value for key, value in pairs}
 
 
+def _dict_kind(dict_class: type) -> str:
+    """Which RuntimeError a dict's iterator raises: an OrderedDict's words it its own way."""
+    return "OrderedDict" if issubclass(dict_class, collections.OrderedDict) else "dict"
+
+
 @dataclass(frozen=True, eq=False, repr=False)
 class DictViewVariable(VariableTracker):
     """`d.keys()`, `d.values()`, `d.items()`: live views of a dict tracker."""
@@ -383,6 +395,13 @@ class DictViewVariable(VariableTracker):
 
     def python_type(self) -> type:
         return type(getattr({}, self.kind)())
+
+    def get_iterator(self, tx: Translator) -> VariableTracker:
+        dict_class = self.dict_variable.dict_class
+        if not self.dict_variable.is_mutable():
+            return super().get_iterator(tx)
+        sample = getattr(dict_class(), self.kind)()
+        return container_iterator(tx, self, _dict_kind(dict_class), sample)
 
     def unpack_var_sequence(self, tx: Translator) -> list[VariableTracker]:
         entries = self.dict_variable.items
@@ -463,6 +482,12 @@ class SetVariable(VariableTracker):
 
     def unpack_var_sequence(self, tx: Translator) -> list[VariableTracker]:
         return list(self.items)
+
+    def get_iterator(self, tx: Translator) -> VariableTracker:
+        """A set's iterator holds the set: it raises if the set changes size."""
+        if self.frozen or not self.is_mutable():
+            return super().get_iterator(tx)
+        return container_iterator(tx, self, "set", set())
 
     var_getattr = bound_method_getattr
 

@@ -8,8 +8,11 @@ the iterator sees it advance). When it is exhausted, FOR_ITER jumps past the
 loop. The loop is gone from the graph: only the body's tensor operations remain,
 once per iteration.
 
-`enumerate`, `zip` and `map` over finite sequences become `ListIteratorVariable`s
-over their (already known) items.
+An iterator over a list, deque, dict or set holds the container, as CPython's does
+(`ContainerIteratorVariable`): a loop sees what its body does to the list it walks.
+`enumerate`, `zip`, `map` and `filter` are lazy (`LazyBuiltinIteratorVariable`); other
+finite sequences (a tuple, a string, a tensor's rows) become `ListIteratorVariable`s over
+their items.
 
 Compare with TorchDynamo: `torch/_dynamo/variables/iter.py` and
 `lists.py::ListIteratorVariable`, `RangeIteratorVariable`.
@@ -104,6 +107,184 @@ class ListIteratorVariable(IteratorVariable):
 
     def __repr__(self) -> str:
         return f"ListIteratorVariable(length={len(self.items)}, index={self.index})"
+
+
+def iterator_at(iterable: Any, index: int) -> Any:
+    """`iter(iterable)` advanced by `index` items: how a container's iterator made while
+    tracing is rebuilt at a graph break (it keeps iterating the container itself)."""
+    iterator = iter(iterable)
+    for _ in range(index):
+        next(iterator, None)
+    return iterator
+
+
+# What CPython's iterator of each container raises when the container changed under it
+# (`dictiter_iternextkey`, `setiter_iternext`, `dequeiter_next`); a list's never raises.
+CHANGED_DURING_ITERATION = {
+    "dict": "dictionary changed size during iteration",
+    "OrderedDict": "OrderedDict changed size during iteration",
+    "set": "Set changed size during iteration",
+    "deque": "deque mutated during iteration",
+}
+
+
+@dataclass(frozen=True, eq=False, repr=False)
+class ContainerIteratorVariable(IteratorVariable):
+    """`iter(c)` of a list, deque, dict (or one of its views) or set the trace knows.
+
+    CPython's iterator holds the container and a position, not a copy: each `next()`
+    reads the container as it is then. So does this one (`replace_version` keeps
+    `container` at its newest version): items appended to a list during a loop are
+    produced, items removed before the position shift the rest, and once exhausted the
+    iterator lets the list go (later appends are not produced). A dict, a set or a deque
+    may not change under its iterator: the next `next()` raises RuntimeError, as
+    CPython's does, once the size differs from `size` (a deque: once its `state`, which
+    every mutation but an item assignment advances, differs).
+    """
+
+    container: VariableTracker | None  # None once exhausted
+    index: int
+    kind: str  # "list", or a key of CHANGED_DURING_ITERATION
+    size: int  # the dict's or set's size (a deque's state) when iter() was called
+    iterator_type: type
+    children_fields = ("container",)
+
+    def python_type(self) -> type:
+        return self.iterator_type
+
+    def items_now(self, tx: Translator) -> list[VariableTracker]:
+        return [] if self.container is None else self.container.unpack_var_sequence(tx)
+
+    def check(self, tx: Translator) -> None:
+        """RuntimeError, as CPython raises it, if the container changed under its iterator."""
+        if self.container is None or self.kind == "list":
+            return
+        if container_size(tx, self.container, self.kind) != self.size:
+            raise_observed(RuntimeError, CHANGED_DURING_ITERATION[self.kind])
+
+    def next_variable(self, tx: Translator) -> VariableTracker | None:
+        self.check(tx)
+        items = self.items_now(tx)
+        if self.index >= len(items):
+            if self.container is not None:  # exhausted: it lets the container go
+                tx.output.side_effects.mutate(self.clone(container=None))
+            return None
+        tx.output.side_effects.mutate(self.clone(index=self.index + 1))
+        return items[self.index]
+
+    def unpack_var_sequence(self, tx: Translator) -> list[VariableTracker]:
+        self.check(tx)
+        items = self.items_now(tx)[self.index:]
+        tx.output.side_effects.mutate(self.clone(container=None, index=self.index + len(items)))
+        return items
+
+    def reconstruct(self, codegen: PyCodegen) -> None:
+        """`iterator_at(container, index)`: an iterator over the container itself."""
+        codegen.load_callable(iterator_at)
+        if self.container is None:
+            codegen.load_const(())
+        else:
+            codegen(self.container)
+        codegen.load_const(0 if self.container is None else self.index)
+        codegen.call_function(2)
+
+    def __repr__(self) -> str:
+        return f"ContainerIteratorVariable({self.kind}, index={self.index})"
+
+
+def container_size(tx: Translator, container: VariableTracker, kind: str) -> int:
+    """What a container's iterator compares: its size (a deque's: its state)."""
+    if kind == "deque":
+        return container.state
+    return len(container.unpack_var_sequence(tx))
+
+
+def container_iterator(tx: Translator, container: VariableTracker, kind: str,
+                       sample: Any) -> IteratorVariable:
+    """The iterator `iter(container)` returns; `sample` is an empty container of its type
+    (the iterator's type is what iter() of it returns)."""
+    size = 0 if kind == "list" else container_size(tx, container, kind)
+    return ContainerIteratorVariable(container, 0, kind, size, type(iter(sample)),
+                                     object_id=new_object_id())
+
+
+@dataclass(frozen=True, eq=False, repr=False)
+class LazyBuiltinIteratorVariable(IteratorVariable):
+    """An `enumerate`, `zip`, `map` or `filter` object: lazy, as CPython's are.
+
+    Each `next()` asks the iterators it wraps for one item each, in order, when it is
+    itself asked: a loop over `enumerate(xs)` sees what its body appends to `xs`, `map`'s
+    function runs once per step, between the steps of the loop's body, and `zip` stops
+    at the first exhausted iterator, the ones before it having given one item more.
+    It is registered with the side effects when made (`made`), so that its newest
+    version, holding its iterators' newest versions, is the one each step advances.
+    """
+
+    builtin: Any  # enumerate, zip, map or filter
+    iterators: tuple[VariableTracker, ...]
+    fn: VariableTracker | None = None  # map's and filter's function
+    count: int = 0  # enumerate's next index
+    children_fields = ("iterators", "fn")
+
+    @classmethod
+    def made(cls, tx: Translator, builtin: Any, iterables: list[VariableTracker],
+             fn: VariableTracker | None = None, count: int = 0) -> LazyBuiltinIteratorVariable:
+        """`builtin(...)` over `iterables`: iter() of each is taken now, as CPython does."""
+        iterators = tuple(iterable.get_iterator(tx) for iterable in iterables)
+        made = cls(builtin, iterators, fn, count, object_id=new_object_id())
+        tx.output.side_effects.track_new(made)
+        return made
+
+    def python_type(self) -> type:
+        return self.builtin
+
+    def next_variable(self, tx: Translator) -> VariableTracker | None:
+        from minidynamo.variables.builtins import truth_value
+        from minidynamo.variables.exceptions import is_none
+        from minidynamo.variables.lists import TupleVariable
+
+        latest = tx.output.side_effects.latest
+        while True:
+            row = []
+            for position in range(len(self.iterators)):
+                item = latest(self).iterators[position].next_variable(tx)
+                if item is None:
+                    return None
+                row.append(item)
+            current = latest(self)
+            if self.builtin is filter:
+                test = row[0] if is_none(current.fn) else current.fn.call_function(tx, row, {})
+                if not truth_value(tx, test):
+                    continue
+                return row[0]
+            if self.builtin is enumerate:
+                tx.output.side_effects.mutate(current.clone(count=current.count + 1))
+                return TupleVariable((ConstantVariable(current.count), row[0]))
+            if self.builtin is map:
+                return current.fn.call_function(tx, row, {})
+            return TupleVariable(tuple(row))
+
+    def unpack_var_sequence(self, tx: Translator) -> list[VariableTracker]:
+        items = []
+        while (item := tx.output.side_effects.latest(self).next_variable(tx)) is not None:
+            items.append(item)
+        return items
+
+    def reconstruct(self, codegen: PyCodegen) -> None:
+        """`enumerate(it, count)`, `zip(*its)`, `map(fn, *its)`, `filter(fn, it)`."""
+        codegen.load_callable(self.builtin)
+        arguments = list(self.iterators)
+        if self.builtin in (map, filter):
+            arguments.insert(0, self.fn)
+        for argument in arguments:
+            codegen(argument)
+        if self.builtin is enumerate:
+            codegen.load_const(self.count)
+            arguments.append(self.count)
+        codegen.call_function(len(arguments))
+
+    def __repr__(self) -> str:
+        return f"LazyBuiltinIteratorVariable({self.builtin.__name__})"
 
 
 @dataclass(frozen=True, eq=False, repr=False)

@@ -37,6 +37,7 @@ from minidynamo.variables.base import (
     new_object_id,
 )
 from minidynamo.variables.constant import ConstantVariable, constant, fold
+from minidynamo.variables.iterators import container_iterator
 
 if TYPE_CHECKING:
     from minidynamo.codegen import PyCodegen
@@ -215,6 +216,10 @@ class ListVariable(BaseListVariable):
     def python_type(self) -> type:
         return list
 
+    def get_iterator(self, tx: Translator) -> VariableTracker:
+        """A list iterator holds the list, not a copy (`ContainerIteratorVariable`)."""
+        return container_iterator(tx, self, "list", [])
+
     def mutated(self, tx: Translator, items: list[VariableTracker]) -> ListVariable:
         """Replace this list everywhere by a version holding `items`."""
         new = self.clone(items=tuple(items))
@@ -319,18 +324,30 @@ class DequeVariable(ListVariable):
     slices, no `sort`, and `insert` into a full one raises IndexError."""
 
     maxlen: int | None = None
+    # CPython's deque `state`: every mutation but an item assignment or a reverse()
+    # advances it, and an iterator over the deque raises once it moved
+    state: int = 0
 
     def python_type(self) -> type:
         return collections.deque
+
+    def get_iterator(self, tx: Translator) -> VariableTracker:
+        return container_iterator(tx, self, "deque", collections.deque())
 
     def as_python_constant(self) -> Any:
         return collections.deque((item.as_python_constant() for item in self.items), self.maxlen)
 
     def mutated(self, tx: Translator, items: list[VariableTracker], *,
-                keep_right: bool = True) -> DequeVariable:
+                keep_right: bool = True, same_state: bool = False) -> DequeVariable:
         if self.maxlen is not None and len(items) > self.maxlen:
             items = items[len(items) - self.maxlen:] if keep_right else items[:self.maxlen]
-        return super().mutated(tx, items)
+        new = self.clone(items=tuple(items), state=self.state + (0 if same_state else 1))
+        tx.output.side_effects.mutate(new)
+        return new
+
+    def method_reverse(self, tx: Translator) -> VariableTracker:
+        self.mutated(tx, list(reversed(self.items)), same_state=True)
+        return ConstantVariable(None)
 
     def var_getattr(self, tx: Translator, name: str) -> VariableTracker:
         if name == "maxlen":
@@ -387,9 +404,13 @@ class DequeVariable(ListVariable):
     def dunder_setitem(
         self, tx: Translator, index: VariableTracker, value: VariableTracker
     ) -> VariableTracker:
-        if isinstance(_as_index(tx, index), slice):
+        position = _as_index(tx, index)
+        if isinstance(position, slice):
             raise_observed(TypeError, "sequence index must be integer, not 'slice'")
-        return super().dunder_setitem(tx, index, value)
+        items = list(self.items)
+        items[position] = value
+        self.mutated(tx, items, same_state=True)
+        return ConstantVariable(None)
 
     def reconstruct(self, codegen: PyCodegen) -> None:
         """`collections.deque([items], maxlen)`."""

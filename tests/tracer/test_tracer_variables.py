@@ -25,6 +25,7 @@ from minidynamo.variables import (
     replace_version,
 )
 from minidynamo.variables.base import TrackerDict
+from tracer_helpers import run_minidynamo
 
 
 def make_translator() -> InstructionTranslator:
@@ -144,6 +145,45 @@ def test_a_mutation_reaches_every_realized_input_that_holds_the_object():
     result = minidynamo.compile(fn)(*args)
     assert result[0] == expected[0] == 2 and torch.equal(result[1], expected[1])
     assert len(shared) == 2
+
+
+def _append_a_new_list(outer):
+    inner = [1]
+    outer.append(inner)  # the waiting caller's list now holds a list made here...
+    _grow(inner)  # ...which a deeper call mutates while both callers wait
+    return inner
+
+
+def _grow(inner):
+    inner.append(3)
+
+
+def _counting():
+    yield 0
+    made = []  # made after a resume: the generator's summary must not outlive it
+    made.append(1)
+    yield len(made)
+
+
+def test_a_waiting_caller_sees_every_new_version_of_what_it_holds():
+    """While a callee runs, its caller's stack and locals are summarised by the ids they
+    hold (`Translator.suspend`): a mutation of an object the caller holds, or comes to
+    hold through a new version (a list appended to a list it holds), still reaches it;
+    a suspended generator is summarised too, and woken when it resumes."""
+    def fn(x):
+        outer = []
+        _append_a_new_list(outer)
+        gen, log = _counting(), []
+        log.append(next(gen))
+        log.append("between")  # a mutation while the generator waits
+        log.append(next(gen))
+        return x * len(outer[0]), outer, log
+
+    x = torch.ones(2)
+    expected = fn(x.clone())
+    result, _ = run_minidynamo(fn, x)
+    assert torch.equal(result[0], expected[0])
+    assert result[1:] == expected[1:] == ([[1, 3]], [0, "between", 1])
 
 
 @pytest.mark.parametrize(

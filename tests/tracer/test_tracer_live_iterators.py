@@ -1,0 +1,247 @@
+"""Iterators hold what they iterate, as CPython's do (`ContainerIteratorVariable`,
+`LazyBuiltinIteratorVariable`): a loop sees what its body does to the list it walks, a
+dict, set or deque changed under its iterator raises RuntimeError, and enumerate, zip,
+map and filter pull one item per step. Each program runs eagerly, under minidynamo and
+under torch.compile; minidynamo's result (value, raised error, the containers after the
+call) must be eager's, and its graph count torch.compile's where torch.compile is right.
+"""
+
+from __future__ import annotations
+
+import collections
+import copy
+
+import pytest
+import torch
+import torch._dynamo
+import torch._dynamo.testing
+
+import minidynamo
+from minidynamo.testing import CompileCounter
+
+
+def list_appended_after_iter(x):
+    xs = [1, 2]
+    it = iter(xs)
+    first = next(it)
+    xs.append(3)  # a list iterator reads the list as it is at each next()
+    return x + first + sum(it)
+
+
+def loop_appends_to_its_list(x):
+    xs = [1, 2]
+    for v in xs:
+        if v < 4:
+            xs.append(v + 2)
+        x = x + v
+    return x, xs
+
+
+def loop_pops_the_front(x):
+    xs, seen = [1, 2, 3, 4], []
+    for v in xs:  # each pop shifts the rest under the iterator's position
+        seen.append(v)
+        xs.pop(0)
+    return x + sum(seen), seen, xs
+
+
+def exhausted_iterator_stays_exhausted(x):
+    xs, ys = [1], [2]
+    it, other = iter(xs), iter(ys)
+    drained = list(it)
+    for _ in other:  # exhausted by next() this time
+        pass
+    xs.append(5)  # CPython's list iterator let the list go when it was exhausted
+    ys.append(6)
+    return x + sum(it) + sum(other) + len(drained)
+
+
+def list_argument_grows(x, xs):
+    it = iter(xs)
+    first = next(it)
+    xs.append(7)
+    return x + first + sum(it)
+
+
+def enumerate_sees_appends(x):
+    xs = [1, 2]
+    for i, v in enumerate(xs, 1):
+        if v < 4:
+            xs.append(v + 2)
+        x = x + v * i
+    return x, xs
+
+
+def map_runs_per_step(x):
+    xs, log = [1, 2], []
+
+    def double(v):
+        log.append(("map", v))
+        return v * 2
+
+    for v in map(double, xs):
+        log.append(("body", v))
+        if v < 6:
+            xs.append(v)
+        x = x + v
+    return x, log
+
+
+def zip_pulls_in_order(x):
+    xs = [1, 2, 3]
+    left = iter(xs)
+    rows = list(zip(left, [10]))
+    return x + len(rows), rows, list(left)  # zip took 1 and 2 from `left`: 3 is left
+
+
+def filter_over_a_growing_list(x):
+    xs = [1, 2, 3]
+    for v in filter(lambda v: v % 2, xs):
+        if v < 7:
+            xs.append(v + 2)
+        x = x + v
+    return x, xs
+
+
+def dict_grows_during_loop(x):
+    d = {"a": 1}
+    for k in d:
+        d[k + "b"] = 2
+        x = x + 1
+    return x
+
+
+def dict_values_see_assignments(x):
+    d = {"a": 1, "b": 2}
+    for v in d.values():
+        d["b"] = 5  # same size: the iterator reads the dict as it is
+        x = x + v
+    return x, d
+
+
+def dict_keys_view_grows(x):
+    d = {"a": 1}
+    for k in d.keys():
+        d[k + "b"] = 2
+    return x
+
+
+def ordered_dict_grows(x):
+    d = collections.OrderedDict(a=1)
+    for k in d:
+        d[k + "b"] = 2
+    return x
+
+
+def set_grows_during_loop(x):
+    s = {1}
+    for v in s:
+        s.add(v + 1)
+    return x
+
+
+def deque_appended_during_loop(x):
+    q = collections.deque([1, 2])
+    for v in q:
+        q.append(3)
+    return x
+
+
+def deque_item_assigned_and_reversed(x):
+    q = collections.deque([1, 2, 3])
+    it = iter(q)
+    first = next(it)
+    q[0] = 5  # neither an item assignment nor reverse() moves a deque's state
+    q.reverse()
+    return x + first + sum(it), q
+
+
+def deque_rotated(x):
+    q = collections.deque([1, 2, 3])
+    it = iter(q)
+    next(it)
+    q.rotate(1)
+    try:
+        next(it)
+    except RuntimeError as error:
+        return x, str(error)
+    return x, None
+
+
+def iterators_live_across_a_graph_break(x):
+    xs = [1, 2]
+    it = iter(xs)
+    first = next(it)
+    torch._dynamo.graph_break()  # `it` and `xs` are rebuilt: one list, iterated on
+    xs.append(5)
+    pairs = zip(it, enumerate(xs, 3))
+    torch._dynamo.graph_break()
+    xs.append(9)
+    return x + first, list(pairs), xs, list(it)
+
+
+CASES = {
+    fn.__name__: (fn, args)
+    for fn, args in [
+        (list_appended_after_iter, ()),
+        (loop_appends_to_its_list, ()),
+        (loop_pops_the_front, ()),
+        (exhausted_iterator_stays_exhausted, ()),
+        (list_argument_grows, ([1, 2],)),
+        (enumerate_sees_appends, ()),
+        (map_runs_per_step, ()),
+        (zip_pulls_in_order, ()),
+        (filter_over_a_growing_list, ()),
+        (dict_grows_during_loop, ()),
+        (dict_values_see_assignments, ()),
+        (dict_keys_view_grows, ()),
+        (ordered_dict_grows, ()),
+        (set_grows_during_loop, ()),
+        (deque_appended_during_loop, ()),
+        (deque_item_assigned_and_reversed, ()),
+        (deque_rotated, ()),
+        (iterators_live_across_a_graph_break, ()),
+    ]
+}
+
+# torch.compile 2.13 is wrong on these (checked): its list iterator keeps the list after
+# it is exhausted, a `zip` rebuilt at a graph break loses the items appended later, and
+# its deque iterator misses a rotate()
+TORCH_WRONG = {"exhausted_iterator_stays_exhausted", "iterators_live_across_a_graph_break",
+               "deque_rotated"}
+# an endless loop under torch.compile (a deque appended under its iterator)
+TORCH_HANGS = {"deque_appended_during_loop"}
+
+
+def outcome(fn, *args):
+    """What a call returns, or the error it raises (type and message), and its arguments
+    after the call."""
+    args = copy.deepcopy(args)
+    try:
+        return fn(torch.ones(2), *args), args
+    except RuntimeError as error:
+        return (type(error), str(error)), args
+
+
+def same(left, right) -> bool:
+    if isinstance(left, torch.Tensor):
+        return isinstance(right, torch.Tensor) and torch.equal(left, right)
+    if isinstance(left, (list, tuple)):
+        return (type(left) is type(right) and len(left) == len(right)
+                and all(same(a, b) for a, b in zip(left, right)))
+    return left == right
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_iteration_is_eager_pythons(name):
+    fn, args = CASES[name]
+    expected = outcome(fn, *args)
+    counter = CompileCounter()
+    got = outcome(minidynamo.compile(fn, backend=counter), *args)
+    assert same(got, expected), (got, expected)
+    if name in TORCH_WRONG | TORCH_HANGS:
+        return
+    torch._dynamo.reset()
+    torch_counter = torch._dynamo.testing.CompileCounter()
+    assert same(outcome(torch.compile(fn, backend=torch_counter), *args), expected)
+    assert counter.frame_count == torch_counter.frame_count
