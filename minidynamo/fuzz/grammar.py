@@ -24,6 +24,8 @@ it raises on purpose:
     managers   `torch.no_grad()`, `torch.enable_grad()`, `contextlib.suppress`, the
                PRELUDE's `Recorder` (it writes entering and leaving to `EVENTS`)
     generators `ramp(u, m)` consumed by `list`, `sum` and `for`; generator expressions
+    loops      over a range, a tensor, a copy of `xs`, a generator, or a list itself
+               (its items may change in the body, which the loop then sees)
     breaks     `.tolist()`, `.item()`, a branch on a tensor, inside helpers too
     identity   an alias updated in place (`+=`, `mul_`, `add_`) compared with `is`
 
@@ -70,6 +72,9 @@ class Scope:
     list_lengths: dict[str, int]  # smallest length a list can have here
     dict_keys: dict[str, set[str]]  # keys surely present
     has_objects: bool = True  # `obj` and `mod` are in scope (not in a helper)
+    # lists a `for` here walks itself (not a copy): the body may change their items,
+    # not their length, or the loop would never end
+    iterated: frozenset[str] = frozenset()
 
     def of(self, kind: str) -> list[str]:
         return [name for name, each in self.names.items() if each == kind]
@@ -77,7 +82,7 @@ class Scope:
     def copy(self) -> Scope:
         return Scope(dict(self.names), dict(self.list_lengths),
                      {name: set(keys) for name, keys in self.dict_keys.items()},
-                     self.has_objects)
+                     self.has_objects, self.iterated)
 
     def forget_new(self, inner: Scope) -> None:
         """After a block: what the block learnt about outer names that holds on every
@@ -277,10 +282,12 @@ class ProgramWriter:
             scope.dict_keys[target.split("[")[0]].add("c")
         return [f"{target} = {item}"]
 
-    def rule_list_mutation(self, scope: Scope) -> list[str]:
-        name = self.pick(sorted(scope.list_lengths))
+    def rule_list_mutation(self, scope: Scope, name: str | None = None) -> list[str]:
+        name = name or self.pick(sorted(scope.list_lengths))
         length = scope.list_lengths[name]
         operations = ["append", "insert", "setitem", "extend", "reverse"]
+        if name in scope.iterated:  # a loop over it is running: its length stays
+            operations = ["setitem", "reverse"] if length > 0 else ["reverse"]
         operation = self.pick(operations + (["pop"] if length > 1 and not self.loops else []))
         if operation == "pop":
             scope.list_lengths[name] = length - 1
@@ -417,18 +424,24 @@ class ProgramWriter:
 
     def rule_for(self, scope: Scope) -> list[str]:
         tensor = self.pick(scope.of(TENSOR))
+        walked = sorted(scope.list_lengths)  # a list walked itself: the body's item
         iterable = self.pick([f"range({self.number(1, 3)})", "range(n)", tensor, "list(xs)",
-                              f"ramp({tensor}, 2)"])
+                              f"ramp({tensor}, 2)", *walked])  # writes are seen by the loop
         variable = self.fresh("k")
         inner = scope.copy()
         kinds = {"range": INT, "list(": TENSOR, "ramp(": TENSOR}
         inner.names[variable] = next((kind for start, kind in kinds.items()
                                       if iterable.startswith(start)), SCALAR)
+        if iterable in walked:
+            inner.names[variable] = TENSOR
+            inner.iterated |= {iterable}
         if iterable == "range(n)":
             iterable = "range(min(n, 3))"
         self.depth, self.loops = self.depth + 1, self.loops + 1
         try:
-            body = self.block(inner)
+            # walking a list: the body writes one of its items, which later steps read
+            first = self.rule_list_mutation(inner, iterable) if iterable in walked else []
+            body = first + self.block(inner)
         finally:
             self.depth, self.loops = self.depth - 1, self.loops - 1
         scope.forget_new(inner)

@@ -158,3 +158,25 @@ def f(x, y, n, s, flag, xs, d, obj, mod):
     v3 = y.sum().item()
     return (v3, torch.sin(x),)
 ''', change='bool'))
+
+
+# [side effects] calls 0-2: minidynamo: args[5][0]: tensors differ
+# (the list iterators copied the list at iter(): the inner loop never saw its
+# reverse(), the outer one never saw `xs[0] = k2`; they hold the list now)
+def test_fuzz_5d2660a377():
+    program = Program(PRELUDE + '''\
+
+
+def f(x, y, n, s, flag, xs, d, obj, mod):
+    t1 = x
+    obj.w = xs[0]
+    for k2 in xs:
+        xs[0] = x
+        t3 = (x * n)
+        for k4 in xs:
+            xs.reverse()
+            xs[0] = k2
+    return (x,)
+''', change='shape')
+    verdict = check(program)
+    assert not verdict.failed, verdict.details
