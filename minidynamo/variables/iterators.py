@@ -109,9 +109,14 @@ class ListIteratorVariable(IteratorVariable):
         return f"ListIteratorVariable(length={len(self.items)}, index={self.index})"
 
 
-def iterator_at(iterable: Any, index: int) -> Any:
-    """`iter(iterable)` advanced by `index` items: how a container's iterator made while
-    tracing is rebuilt at a graph break (it keeps iterating the container itself)."""
+def iterator_at(iterable: Any, index: int, backwards: bool = False) -> Any:
+    """`iter(iterable)` advanced by `index` items (`reversed(xs)` at position `index`):
+    how a container's iterator made while tracing is rebuilt at a graph break (it keeps
+    iterating the container itself)."""
+    if backwards:
+        iterator = reversed(iterable)
+        iterator.__setstate__(index)
+        return iterator
     iterator = iter(iterable)
     for _ in range(index):
         next(iterator, None)
@@ -136,7 +141,8 @@ class ContainerIteratorVariable(IteratorVariable):
     reads the container as it is then. So does this one (`replace_version` keeps
     `container` at its newest version): items appended to a list during a loop are
     produced, items removed before the position shift the rest, and once exhausted the
-    iterator lets the list go (later appends are not produced). A dict, a set or a deque
+    iterator lets the list go (later appends are not produced). `reversed(xs)` walks
+    the list from its last position down (`step` -1). A dict, a set or a deque
     may not change under its iterator: the next `next()` raises RuntimeError, as
     CPython's does, once the size differs from `size` (a deque: once its `state`, which
     every mutation but an item assignment advances, differs).
@@ -147,6 +153,7 @@ class ContainerIteratorVariable(IteratorVariable):
     kind: str  # "list", or a key of CHANGED_DURING_ITERATION
     size: int  # the dict's or set's size (a deque's state) when iter() was called
     iterator_type: type
+    step: int = 1  # -1: reversed(xs)
     children_fields = ("container",)
 
     def python_type(self) -> type:
@@ -165,28 +172,31 @@ class ContainerIteratorVariable(IteratorVariable):
     def next_variable(self, tx: Translator) -> VariableTracker | None:
         self.check(tx)
         items = self.items_now(tx)
-        if self.index >= len(items):
+        if not 0 <= self.index < len(items):
             if self.container is not None:  # exhausted: it lets the container go
                 tx.output.side_effects.mutate(self.clone(container=None))
             return None
-        tx.output.side_effects.mutate(self.clone(index=self.index + 1))
+        tx.output.side_effects.mutate(self.clone(index=self.index + self.step))
         return items[self.index]
 
     def unpack_var_sequence(self, tx: Translator) -> list[VariableTracker]:
         self.check(tx)
-        items = self.items_now(tx)[self.index:]
-        tx.output.side_effects.mutate(self.clone(container=None, index=self.index + len(items)))
-        return items
+        items, index = self.items_now(tx), self.index
+        rest = items[index::self.step] if 0 <= index < len(items) else []
+        tx.output.side_effects.mutate(self.clone(container=None))
+        return rest
 
     def reconstruct(self, codegen: PyCodegen) -> None:
-        """`iterator_at(container, index)`: an iterator over the container itself."""
+        """`iterator_at(container, index, backwards)`: an iterator over the container
+        itself, at the same position."""
         codegen.load_callable(iterator_at)
         if self.container is None:
             codegen.load_const(())
         else:
             codegen(self.container)
         codegen.load_const(0 if self.container is None else self.index)
-        codegen.call_function(2)
+        codegen.load_const(self.step < 0)
+        codegen.call_function(3)
 
     def __repr__(self) -> str:
         return f"ContainerIteratorVariable({self.kind}, index={self.index})"

@@ -37,7 +37,7 @@ from minidynamo.variables.base import (
     new_object_id,
 )
 from minidynamo.variables.constant import ConstantVariable, constant, fold
-from minidynamo.variables.iterators import container_iterator
+from minidynamo.variables.iterators import ContainerIteratorVariable, container_iterator
 
 if TYPE_CHECKING:
     from minidynamo.codegen import PyCodegen
@@ -219,6 +219,11 @@ class ListVariable(BaseListVariable):
     def get_iterator(self, tx: Translator) -> VariableTracker:
         """A list iterator holds the list, not a copy (`ContainerIteratorVariable`)."""
         return container_iterator(tx, self, "list", [])
+
+    def reversed_iterator(self, tx: Translator) -> VariableTracker:
+        """`reversed(xs)`: from the last position down, reading the list as it is then."""
+        return ContainerIteratorVariable(self, len(self.items) - 1, "list", 0,
+                                         type(reversed([])), -1, object_id=new_object_id())
 
     def mutated(self, tx: Translator, items: list[VariableTracker]) -> ListVariable:
         """Replace this list everywhere by a version holding `items`."""

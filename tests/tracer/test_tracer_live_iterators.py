@@ -103,6 +103,25 @@ def filter_over_a_growing_list(x):
     return x, xs
 
 
+def reversed_sees_item_writes_and_pops(x):
+    xs, seen = [1, 2, 3, 4], []
+    for v in reversed(xs):  # from the last position down, reading the list as it is
+        seen.append(v)
+        xs[0] = 10 * v
+        if len(xs) > 2:
+            xs.pop()  # the position moves past the end: the iteration stops
+    return x + sum(seen), seen, xs
+
+
+def reversed_across_a_graph_break(x):
+    xs = [1, 2, 3]
+    it = reversed(xs)
+    first = next(it)
+    torch._dynamo.graph_break()
+    xs[0] = 7
+    return x + first, list(it)
+
+
 def dict_grows_during_loop(x):
     d = {"a": 1}
     for k in d:
@@ -192,6 +211,8 @@ CASES = {
         (map_runs_per_step, ()),
         (zip_pulls_in_order, ()),
         (filter_over_a_growing_list, ()),
+        (reversed_sees_item_writes_and_pops, ()),
+        (reversed_across_a_graph_break, ()),
         (dict_grows_during_loop, ()),
         (dict_values_see_assignments, ()),
         (dict_keys_view_grows, ()),
@@ -205,10 +226,11 @@ CASES = {
 }
 
 # torch.compile 2.13 is wrong on these (checked): its list iterator keeps the list after
-# it is exhausted, a `zip` rebuilt at a graph break loses the items appended later, and
-# its deque iterator misses a rotate()
+# it is exhausted, a `zip` rebuilt at a graph break loses the items appended later, its
+# deque iterator misses a rotate(), and its `reversed(xs)` copies the list
 TORCH_WRONG = {"exhausted_iterator_stays_exhausted", "iterators_live_across_a_graph_break",
-               "deque_rotated"}
+               "deque_rotated", "reversed_sees_item_writes_and_pops",
+               "reversed_across_a_graph_break"}
 # an endless loop under torch.compile (a deque appended under its iterator)
 TORCH_HANGS = {"deque_appended_during_loop"}
 
