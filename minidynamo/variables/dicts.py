@@ -15,6 +15,7 @@ hashable trackers as keys.
 from __future__ import annotations
 
 import collections
+import itertools
 import types
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Sequence
@@ -107,6 +108,13 @@ class ConstDictVariable(VariableTracker):
 
     def unpack_var_sequence(self, tx: Translator) -> list[VariableTracker]:
         return [key_variable(key) for key in self.items]
+
+    def live_length(self) -> int:
+        return len(self.items)
+
+    def item_at(self, index: int) -> VariableTracker:
+        """The key at `index`, in the order a loop over the dict reads them."""
+        return key_variable(next(itertools.islice(self.items, index, None)))
 
     def get_iterator(self, tx: Translator) -> VariableTracker:
         """A dict's iterator holds the dict: it raises if the dict changes size."""
@@ -396,6 +404,15 @@ class DictViewVariable(VariableTracker):
     def python_type(self) -> type:
         return type(getattr({}, self.kind)())
 
+    def live_length(self) -> int:
+        return len(self.dict_variable.items)
+
+    def item_at(self, index: int) -> VariableTracker:
+        key, value = next(itertools.islice(self.dict_variable.items.items(), index, None))
+        if self.kind == "keys":
+            return key_variable(key)
+        return value if self.kind == "values" else TupleVariable((key_variable(key), value))
+
     def get_iterator(self, tx: Translator) -> VariableTracker:
         dict_class = self.dict_variable.dict_class
         if not self.dict_variable.is_mutable():
@@ -482,6 +499,12 @@ class SetVariable(VariableTracker):
 
     def unpack_var_sequence(self, tx: Translator) -> list[VariableTracker]:
         return list(self.items)
+
+    def live_length(self) -> int:
+        return len(self.items)
+
+    def item_at(self, index: int) -> VariableTracker:
+        return self.items[index]
 
     def get_iterator(self, tx: Translator) -> VariableTracker:
         """A set's iterator holds the set: it raises if the set changes size."""

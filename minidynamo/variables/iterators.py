@@ -145,7 +145,8 @@ class ContainerIteratorVariable(IteratorVariable):
     the list from its last position down (`step` -1). A dict, a set or a deque
     may not change under its iterator: the next `next()` raises RuntimeError, as
     CPython's does, once the size differs from `size` (a deque: once its `state`, which
-    every mutation but an item assignment advances, differs).
+    every mutation but an item assignment advances, differs). Each container reads its
+    item at a position itself (`live_length`, `item_at`): a step costs one item.
     """
 
     container: VariableTracker | None  # None once exhausted
@@ -171,13 +172,13 @@ class ContainerIteratorVariable(IteratorVariable):
 
     def next_variable(self, tx: Translator) -> VariableTracker | None:
         self.check(tx)
-        items = self.items_now(tx)
-        if not 0 <= self.index < len(items):
-            if self.container is not None:  # exhausted: it lets the container go
+        container = self.container
+        if container is None or not 0 <= self.index < container.live_length():
+            if container is not None:  # exhausted: it lets the container go
                 tx.output.side_effects.mutate(self.clone(container=None))
             return None
         tx.output.side_effects.mutate(self.clone(index=self.index + self.step))
-        return items[self.index]
+        return container.item_at(self.index)
 
     def unpack_var_sequence(self, tx: Translator) -> list[VariableTracker]:
         self.check(tx)
@@ -206,7 +207,7 @@ def container_size(tx: Translator, container: VariableTracker, kind: str) -> int
     """What a container's iterator compares: its size (a deque's: its state)."""
     if kind == "deque":
         return container.state
-    return len(container.unpack_var_sequence(tx))
+    return container.live_length()
 
 
 def container_iterator(tx: Translator, container: VariableTracker, kind: str,

@@ -98,6 +98,13 @@ class BaseListVariable(VariableTracker):
     def unpack_var_sequence(self, tx: Translator) -> list[VariableTracker]:
         return list(self.items)
 
+    def live_length(self) -> int:
+        """How many items an iterator over it may read now (`ContainerIteratorVariable`)."""
+        return len(self.items)
+
+    def item_at(self, index: int) -> VariableTracker:
+        return self.items[index]
+
     var_getattr = bound_method_getattr
 
     def with_items(self, items: tuple[VariableTracker, ...]) -> BaseListVariable:
