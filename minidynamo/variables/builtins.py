@@ -398,9 +398,9 @@ def _filter(tx: Translator, fn: VariableTracker, iterable: VariableTracker) -> V
 
 
 def _reversed(tx: Translator, sequence: VariableTracker) -> VariableTracker:
-    reversed_iterator = getattr(sequence.realize(), "reversed_iterator", None)
-    if reversed_iterator is not None and sequence.realize().python_type() is list:
-        return reversed_iterator(tx)
+    sequence = sequence.realize()
+    if isinstance(sequence, ListVariable) and sequence.python_type() is list:
+        return sequence.reversed_iterator(tx)  # it holds the list, as CPython's does
     return _iterator(list(reversed(sequence.unpack_var_sequence(tx))))
 
 

@@ -284,15 +284,12 @@ class LazyBuiltinIteratorVariable(IteratorVariable):
     def reconstruct(self, codegen: PyCodegen) -> None:
         """`enumerate(it, count)`, `zip(*its)`, `map(fn, *its)`, `filter(fn, it)`."""
         codegen.load_callable(self.builtin)
-        arguments = list(self.iterators)
-        if self.builtin in (map, filter):
-            arguments.insert(0, self.fn)
+        arguments = [self.fn, *self.iterators] if self.builtin in (map, filter) else self.iterators
         for argument in arguments:
             codegen(argument)
         if self.builtin is enumerate:
             codegen.load_const(self.count)
-            arguments.append(self.count)
-        codegen.call_function(len(arguments))
+        codegen.call_function(len(arguments) + (self.builtin is enumerate))
 
     def __repr__(self) -> str:
         return f"LazyBuiltinIteratorVariable({self.builtin.__name__})"

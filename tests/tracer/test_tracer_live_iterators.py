@@ -194,9 +194,10 @@ def iterators_live_across_a_graph_break(x):
     torch._dynamo.graph_break()  # `it` and `xs` are rebuilt: one list, iterated on
     xs.append(5)
     pairs = zip(it, enumerate(xs, 3))
+    signs = map(abs, filter(None, xs))
     torch._dynamo.graph_break()
     xs.append(9)
-    return x + first, list(pairs), xs, list(it)
+    return x + first, list(pairs), xs, list(it), list(signs)
 
 
 CASES = {
