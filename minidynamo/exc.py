@@ -226,6 +226,18 @@ UNSUPPORTED_BUILTIN = BreakKind(
     torch_id="GB0059", torch_gb_type="Failed to trace builtin operator",
 )
 
+KEYS_CHANGED_DURING_ITERATION = BreakKind(
+    "MD0020", "keys changed during iteration",
+    "A dict or set lost a key and gained another (so its size did not change) while an "
+    "iterator walked it. Where CPython's iterator goes next then depends on memory the "
+    "trace does not model (a dict's deleted slots, a set's hash table), so the whole "
+    "frame runs eagerly, where CPython decides (a dict's iterator usually raises "
+    "RuntimeError: dictionary keys changed during iteration).",
+    "Iterate over a copy (`for k in list(d)`) when the loop changes the container.",
+    torch_note="torch has no entry: it iterates a copy of a dict's keys in some of these "
+    "loops (`reversed(d)`), with another result than eager",
+)
+
 
 # Every kind, by title: the catalogue page and explain() list them from here.
 CATALOGUE: dict[str, BreakKind] = {kind.title: kind for kind in (
@@ -247,6 +259,7 @@ CATALOGUE: dict[str, BreakKind] = {kind.title: kind for kind in (
     BREAK_AT_A_STATEMENT_BOUNDARY,
     USER_GRAPH_BREAK,
     UNSUPPORTED_BUILTIN,
+    KEYS_CHANGED_DURING_ITERATION,
 )}
 
 

@@ -101,12 +101,15 @@ def class_name(guard: Any) -> str:
     return next((ref for ref, value in guard.refs.items() if value is cls), cls.__name__)
 
 
-def lookup(cls: type, name: str) -> Any:
-    """`name` as the classes of `cls.__mro__` define it (None: none does)."""
+def lookup(cls: type, name: str, missing: Any = None) -> Any:
+    """What an instance's lookup finds on its type: `name` in the dict of the first class
+    of `cls.__mro__` that has it (`missing`: none does); never the metaclass's
+    (`type.__name__` is not an instance's)."""
     for klass in cls.__mro__:
-        if name in vars(klass):
-            return vars(klass)[name]
-    return None
+        namespace = vars(klass)
+        if name in namespace:
+            return namespace[name]
+    return missing
 
 
 def is_data_descriptor(attribute: Any) -> bool:

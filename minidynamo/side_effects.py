@@ -10,7 +10,7 @@ what will happen. So a mutation makes a new version of the object's tracker
   has a source), records that it must be *replayed*;
 - `store_global` records `global w; w = ...`;
 - after the graph runs, `codegen_replay` emits bytecode that applies the final
-  state of each mutated object once: `xs[:] = [...]`, `d.clear(); d.update({...})`,
+  state of each mutated object once: `xs[:] = [...]`, `replace_entries(d, {...})`,
   `obj.attr = v`, `cell.cell_contents = v`, `STORE_GLOBAL w`. It first reads
   everything the writes will use (`PyCodegen.preload`), so that no write changes
   what a later one reads: after `xs.insert(0, t)`, an item still read as
@@ -195,42 +195,69 @@ def _replay_list_part(codegen: PyCodegen, variable: ListPartVariable) -> None:
 
 
 def _replay_clear_update(codegen: PyCodegen, variable: VariableTracker) -> None:
-    """`new = {...}; d.clear(); d.update(new)` for dicts and sets.
-
-    The new contents are built *before* clearing: they may be read from the
-    object itself (`d["inner"]` keeps its identity).
-    """
+    """`replace_entries(d, {...}, keys_changed)` for a dict, `replace_members(s, {...})`
+    for a set: the new contents are built first (they may be read from the object
+    itself: `d["inner"]` keeps its identity), then written as the traced code changed
+    them, so that an iterator over the object made before the frame sees what it would
+    have seen (an OrderedDict's dies once a key came or went, and only then)."""
+    is_dict = isinstance(variable, ConstDictVariable)
+    codegen.load_callable(replace_entries if is_dict else replace_members)
+    codegen.load_source(variable.source)
     variable.reconstruct(codegen)  # BUILD_MAP / BUILD_SET of the items
-    contents = codegen.store_temporary()
-    codegen.load_source(variable.source)
-    codegen.append("LOAD_METHOD", argval="clear")
-    codegen.call_function(0)
+    if is_dict:
+        codegen.load_const(variable.key_changes > 0)
+    codegen.call_function(3 if is_dict else 2)
     codegen.append("POP_TOP")
-    codegen.load_source(variable.source)
-    codegen.append("LOAD_METHOD", argval="update")
-    codegen.append("LOAD_FAST", argval=contents)
-    codegen.call_function(1)
-    codegen.append("POP_TOP")
+
+
+def replace_entries(d: dict, entries: dict, keys_changed: bool) -> None:
+    """Runs in generated code: `d` holds `entries`. Without a key added or removed while
+    tracing, the values are assigned in place (the keys keep their places, an
+    OrderedDict its state); otherwise the keys that went are deleted and the rest
+    assigned (a new key goes to the end), and only a dict reordered otherwise
+    (`move_to_end`, a key removed and put back) is emptied and filled."""
+    if keys_changed:
+        for key in [key for key in d if key not in entries]:
+            del d[key]
+    d.update(entries)
+    if keys_changed and list(d) != list(entries):
+        d.clear()
+        d.update(entries)
+
+
+def replace_members(s: set, members: set) -> None:
+    """Runs in generated code: `s` holds `members`, the others removed, the new added."""
+    s.intersection_update(members)
+    s.update(members)
 
 
 def _replay_deque(codegen: PyCodegen, variable: DequeVariable) -> None:
-    """`new = [items]; d.clear(); d.extend(new)`: a deque has no slice assignment."""
+    """`replace_deque_items(q, [items], state_moved)`: a deque has no slice assignment."""
+    codegen.load_callable(replace_deque_items)
+    codegen.load_source(variable.source)
     for item in variable.items:
         codegen(item)
     codegen.append("BUILD_LIST", arg=len(variable.items))
-    contents = codegen.store_temporary()
-    for method, arguments in (("clear", []), ("extend", [contents])):
-        codegen.load_source(variable.source)
-        codegen.append("LOAD_METHOD", argval=method)
-        for name in arguments:
-            codegen.append("LOAD_FAST", argval=name)
-        codegen.call_function(len(arguments))
-        codegen.append("POP_TOP")
+    codegen.load_const(variable.state != 0)
+    codegen.call_function(3)
+    codegen.append("POP_TOP")
+
+
+def replace_deque_items(q: Any, items: list, state_moved: bool) -> None:
+    """Runs in generated code: `q` holds `items`. Changed only by item assignments and
+    `reverse()` while tracing (its `state` unmoved), it is assigned item by item, so an
+    iterator over it lives on, as in eager Python; otherwise emptied and extended."""
+    if state_moved or len(q) != len(items):
+        q.clear()
+        q.extend(items)
+        return
+    for index, item in enumerate(items):
+        q[index] = item
 
 
 def _replay_dict_part(codegen: PyCodegen, variable: DictPartVariable) -> None:
-    """`replace_entries(d, base, {...})` for the dict part of a dict subclass's instance."""
-    codegen.load_callable(replace_entries)
+    """`replace_base_entries(d, base, {...})` for the dict part of a dict subclass's instance."""
+    codegen.load_callable(replace_base_entries)
     codegen.load_source(variable.source)
     codegen.load_object(variable.dict_class)
     variable.clone(dict_class=dict).reconstruct(codegen)  # BUILD_MAP of the entries
@@ -238,7 +265,7 @@ def _replay_dict_part(codegen: PyCodegen, variable: DictPartVariable) -> None:
     codegen.append("POP_TOP")
 
 
-def replace_entries(d: dict, base: type, entries: dict) -> None:
+def replace_base_entries(d: dict, base: type, entries: dict) -> None:
     """Runs in generated code: `d` holds `entries`, set with its builtin base's methods."""
     base.clear(d)
     for key, value in entries.items():

@@ -62,6 +62,7 @@ from minidynamo.exc import (
     BREAK_AT_A_STATEMENT_BOUNDARY,
     GRAPH_BREAK_IN_LOOP,
     INLINING_TOO_DEEP,
+    KEYS_CHANGED_DURING_ITERATION,
     UNSUPPORTED_PYTHON_FEATURE,
     Unsupported,
     graph_break,
@@ -92,7 +93,8 @@ POPPING_JUMPS = {"JUMP_IF_TRUE_OR_POP": "POP_JUMP_IF_TRUE",
                  "JUMP_IF_FALSE_OR_POP": "POP_JUMP_IF_FALSE"}
 
 # Kinds of break that give up on the whole frame wherever they happen.
-WHOLE_FRAME_KINDS = frozenset({INLINING_TOO_DEEP, GRAPH_BREAK_IN_LOOP})
+WHOLE_FRAME_KINDS = frozenset({INLINING_TOO_DEEP, GRAPH_BREAK_IN_LOOP,
+                               KEYS_CHANGED_DURING_ITERATION})
 
 
 

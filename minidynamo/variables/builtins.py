@@ -398,10 +398,7 @@ def _filter(tx: Translator, fn: VariableTracker, iterable: VariableTracker) -> V
 
 
 def _reversed(tx: Translator, sequence: VariableTracker) -> VariableTracker:
-    sequence = sequence.realize()
-    if isinstance(sequence, ListVariable) and sequence.python_type() is list:
-        return sequence.reversed_iterator(tx)  # it holds the list, as CPython's does
-    return _iterator(list(reversed(sequence.unpack_var_sequence(tx))))
+    return sequence.realize().reversed_iterator(tx)  # a list's holds the list, as CPython's
 
 
 def _list(tx: Translator, iterable: VariableTracker | None = None) -> VariableTracker:

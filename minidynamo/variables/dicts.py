@@ -33,7 +33,7 @@ from minidynamo.variables.base import (
     new_object_id,
 )
 from minidynamo.variables.constant import ConstantVariable, constant
-from minidynamo.variables.iterators import container_iterator
+from minidynamo.variables.iterators import ListIteratorVariable, container_iterator
 from minidynamo.variables.keys import as_key, is_constant_key, key_variable
 from minidynamo.variables.lists import ListVariable, TupleVariable
 
@@ -63,6 +63,9 @@ class ConstDictVariable(VariableTracker):
     # adds the DICT_KEYS guard of a dict from outside, on the first read of all its keys;
     # None once they are guarded (a written version) or with nothing to guard
     keys_guard: Callable[[], None] | None = None
+    # how many writes added or removed a key (an OrderedDict's iterators raise once it
+    # moved, as they compare CPython's `od_state`)
+    key_changes: int = 0
     children_fields = ("entries", "default_factory")
     builtin_lookup = False  # guards read the dict at `source` with dict's own methods
 
@@ -116,17 +119,25 @@ class ConstDictVariable(VariableTracker):
         """The key at `index`, in the order a loop over the dict reads them."""
         return key_variable(next(itertools.islice(self.items, index, None)))
 
+    def keys(self, tx: Translator) -> list[Any]:
+        """The keys, in order (what an iterator compares between its steps)."""
+        return list(self.items)
+
     def get_iterator(self, tx: Translator) -> VariableTracker:
         """A dict's iterator holds the dict: it raises if the dict changes size."""
-        if not self.is_mutable():
-            return super().get_iterator(tx)
-        return container_iterator(tx, self, _dict_kind(self.dict_class), self.dict_class())
+        return dict_iterator(tx, self, self, self.dict_class(), backwards=False)
+
+    def reversed_iterator(self, tx: Translator) -> VariableTracker:
+        """`reversed(d)`: from the last key down, holding the dict as `iter(d)` does."""
+        return dict_iterator(tx, self, self, self.dict_class(), backwards=True)
 
     var_getattr = bound_method_getattr
 
     def mutated(self, tx: Translator, items: dict[Any, VariableTracker]) -> None:
         self.guard_all_keys()  # a write is replayed as the whole dict
-        tx.output.side_effects.mutate(self.clone(entries=items, keys_guard=None))
+        key_changes = self.key_changes + (items.keys() != self.entries.keys())
+        tx.output.side_effects.mutate(self.clone(entries=items, keys_guard=None,
+                                                 key_changes=key_changes))
 
     def reconstruct(self, codegen: PyCodegen) -> None:
         if self.dict_class is not dict:  # OrderedDict({...}) / defaultdict(factory, {...})
@@ -393,6 +404,18 @@ def _dict_kind(dict_class: type) -> str:
     return "OrderedDict" if issubclass(dict_class, collections.OrderedDict) else "dict"
 
 
+def dict_iterator(tx: Translator, iterated: VariableTracker, dict_variable: ConstDictVariable,
+                  sample: Any, backwards: bool) -> VariableTracker:
+    """`iter()` or `reversed()` of a dict or of one of its views (`iterated`): it holds
+    what it iterates; over a dict the trace may not change, over a copy of its items."""
+    if dict_variable.is_mutable():
+        kind = _dict_kind(dict_variable.dict_class)
+        return container_iterator(tx, iterated, kind, sample, backwards=backwards)
+    items = iterated.unpack_var_sequence(tx)
+    return ListIteratorVariable(tuple(items[::-1] if backwards else items), 0,
+                                object_id=new_object_id())
+
+
 @dataclass(frozen=True, eq=False, repr=False)
 class DictViewVariable(VariableTracker):
     """`d.keys()`, `d.values()`, `d.items()`: live views of a dict tracker."""
@@ -413,12 +436,21 @@ class DictViewVariable(VariableTracker):
             return key_variable(key)
         return value if self.kind == "values" else TupleVariable((key_variable(key), value))
 
+    def keys(self, tx: Translator) -> list[Any]:
+        return self.dict_variable.keys(tx)
+
+    @property
+    def key_changes(self) -> int:
+        return self.dict_variable.key_changes
+
     def get_iterator(self, tx: Translator) -> VariableTracker:
-        dict_class = self.dict_variable.dict_class
-        if not self.dict_variable.is_mutable():
-            return super().get_iterator(tx)
-        sample = getattr(dict_class(), self.kind)()
-        return container_iterator(tx, self, _dict_kind(dict_class), sample)
+        sample = getattr(self.dict_variable.dict_class(), self.kind)()
+        return dict_iterator(tx, self, self.dict_variable, sample, backwards=False)
+
+    def reversed_iterator(self, tx: Translator) -> VariableTracker:
+        """`reversed(d.values())`: a dict's views are reversible since Python 3.8."""
+        sample = getattr(self.dict_variable.dict_class(), self.kind)()
+        return dict_iterator(tx, self, self.dict_variable, sample, backwards=True)
 
     def unpack_var_sequence(self, tx: Translator) -> list[VariableTracker]:
         entries = self.dict_variable.items
@@ -454,7 +486,7 @@ class DictViewVariable(VariableTracker):
     def reconstruct(self, codegen: PyCodegen) -> None:
         codegen(self.dict_variable)
         codegen.append("LOAD_METHOD", argval=self.kind)
-        codegen.call_method(0)
+        codegen.call_function(0)  # LOAD_METHOD left the method and the dict under it
 
     def __repr__(self) -> str:
         return f"DictViewVariable({self.kind})"
@@ -511,6 +543,9 @@ class SetVariable(VariableTracker):
         if self.frozen or not self.is_mutable():
             return super().get_iterator(tx)
         return container_iterator(tx, self, "set", set())
+
+    def reversed_iterator(self, tx: Translator) -> VariableTracker:
+        raise_observed(TypeError, f"'{self.python_type().__name__}' object is not reversible")
 
     var_getattr = bound_method_getattr
 

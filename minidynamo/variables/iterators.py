@@ -24,7 +24,10 @@ import types
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NoReturn
 
-from minidynamo.exc import CANNOT_RECONSTRUCT, ObservedException, graph_break, raise_observed
+from minidynamo.exc import (
+    CANNOT_RECONSTRUCT, KEYS_CHANGED_DURING_ITERATION, ObservedException, graph_break,
+    raise_observed,
+)
 from minidynamo.variables.base import VariableTracker, bound_method_getattr, new_object_id
 from minidynamo.variables.constant import ConstantVariable
 
@@ -110,12 +113,16 @@ class ListIteratorVariable(IteratorVariable):
 
 
 def iterator_at(iterable: Any, index: int, backwards: bool = False) -> Any:
-    """`iter(iterable)` advanced by `index` items (`reversed(xs)` at position `index`):
-    how a container's iterator made while tracing is rebuilt at a graph break (it keeps
-    iterating the container itself)."""
+    """`iter(iterable)` advanced by `index` items, or `reversed(iterable)` standing at
+    position `index`: how a container's iterator made while tracing is rebuilt at a
+    graph break (it keeps iterating the container itself)."""
     if backwards:
         iterator = reversed(iterable)
-        iterator.__setstate__(index)
+        if isinstance(iterable, list):
+            iterator.__setstate__(index)  # past the end: exhausted, as CPython's would be
+            return iterator
+        for _ in range(len(iterable) - 1 - index):
+            next(iterator, None)
         return iterator
     iterator = iter(iterable)
     for _ in range(index):
@@ -124,10 +131,11 @@ def iterator_at(iterable: Any, index: int, backwards: bool = False) -> Any:
 
 
 # What CPython's iterator of each container raises when the container changed under it
-# (`dictiter_iternextkey`, `setiter_iternext`, `dequeiter_next`); a list's never raises.
+# (`dictiter_iternextkey`, `setiter_iternext`, `dequeiter_next`, `odictiter_nextkey`:
+# an OrderedDict's once a key came or went, even at the same size); a list's never raises.
 CHANGED_DURING_ITERATION = {
     "dict": "dictionary changed size during iteration",
-    "OrderedDict": "OrderedDict changed size during iteration",
+    "OrderedDict": "OrderedDict mutated during iteration",
     "set": "Set changed size during iteration",
     "deque": "deque mutated during iteration",
 }
@@ -135,18 +143,25 @@ CHANGED_DURING_ITERATION = {
 
 @dataclass(frozen=True, eq=False, repr=False)
 class ContainerIteratorVariable(IteratorVariable):
-    """`iter(c)` of a list, deque, dict (or one of its views) or set the trace knows.
+    """`iter(c)` or `reversed(c)` of a list, deque, dict (or one of its views) or set the
+    trace knows.
 
     CPython's iterator holds the container and a position, not a copy: each `next()`
     reads the container as it is then. So does this one (`replace_version` keeps
     `container` at its newest version): items appended to a list during a loop are
     produced, items removed before the position shift the rest, and once exhausted the
-    iterator lets the list go (later appends are not produced). `reversed(xs)` walks
-    the list from its last position down (`step` -1). A dict, a set or a deque
-    may not change under its iterator: the next `next()` raises RuntimeError, as
-    CPython's does, once the size differs from `size` (a deque: once its `state`, which
-    every mutation but an item assignment advances, differs). Each container reads its
-    item at a position itself (`live_length`, `item_at`): a step costs one item.
+    iterator lets the list go (later appends are not produced). `reversed(c)` walks
+    from the last position down (`step` -1). A dict, a set or a deque may not change
+    under its iterator: the next `next()` raises RuntimeError, as CPython's does, once
+    the size differs from `size` (a deque's `state`, which every mutation but an item
+    assignment advances; an OrderedDict's `key_changes`, as its `od_state`). Each
+    container reads its item at a position itself (`live_length`, `item_at`): a step
+    costs one item.
+
+    A dict or set that lost a key and gained another keeps its size, and CPython's
+    iterator goes on, but where it stands then depends on memory the trace does not
+    model (a dict's deleted slots, a set's hash table): `same_keys` notices, from the
+    version `seen` at the last step, and the frame runs eagerly.
     """
 
     container: VariableTracker | None  # None once exhausted
@@ -154,7 +169,8 @@ class ContainerIteratorVariable(IteratorVariable):
     kind: str  # "list", or a key of CHANGED_DURING_ITERATION
     size: int  # the dict's or set's size (a deque's state) when iter() was called
     iterator_type: type
-    step: int = 1  # -1: reversed(xs)
+    step: int = 1  # -1: reversed(c)
+    seen: VariableTracker | None = None  # the container's version at the last step
     children_fields = ("container",)
 
     def python_type(self) -> type:
@@ -169,22 +185,42 @@ class ContainerIteratorVariable(IteratorVariable):
             return
         if container_size(tx, self.container, self.kind) != self.size:
             raise_observed(RuntimeError, CHANGED_DURING_ITERATION[self.kind])
+        if self.container is not self.seen and self.kind != "deque":
+            self.same_keys(tx)
+
+    def same_keys(self, tx: Translator) -> None:
+        """A break if the container's keys changed at the same size in a way whose effect
+        on CPython's iterator depends on its memory. A dict keeps its entries in order,
+        a removed one leaving a hole, a new one at the end: if none of the entries the
+        iterator passed went (nor, walking backwards, any it has yet to reach), the
+        position read among the live keys is CPython's. A set's new key goes wherever
+        its hash falls, and an OrderedDict's iterator follows its links: any change."""
+        before, now = self.seen.keys(tx), self.container.keys(tx)
+        if before == now:
+            return
+        if self.kind == "dict":
+            passed = self.index if self.step > 0 else self.index + 1
+            if before[:passed] == now[:passed]:
+                return
+        graph_break(KEYS_CHANGED_DURING_ITERATION,
+                    f"a {self.kind} lost a key and gained another (its size unchanged) "
+                    f"while an iterator walked it")
 
     def next_variable(self, tx: Translator) -> VariableTracker | None:
         self.check(tx)
         container = self.container
         if container is None or not 0 <= self.index < container.live_length():
             if container is not None:  # exhausted: it lets the container go
-                tx.output.side_effects.mutate(self.clone(container=None))
+                tx.output.side_effects.mutate(self.clone(container=None, seen=None))
             return None
-        tx.output.side_effects.mutate(self.clone(index=self.index + self.step))
+        tx.output.side_effects.mutate(self.clone(index=self.index + self.step, seen=container))
         return container.item_at(self.index)
 
     def unpack_var_sequence(self, tx: Translator) -> list[VariableTracker]:
         self.check(tx)
         items, index = self.items_now(tx), self.index
         rest = items[index::self.step] if 0 <= index < len(items) else []
-        tx.output.side_effects.mutate(self.clone(container=None))
+        tx.output.side_effects.mutate(self.clone(container=None, seen=None))
         return rest
 
     def reconstruct(self, codegen: PyCodegen) -> None:
@@ -204,19 +240,27 @@ class ContainerIteratorVariable(IteratorVariable):
 
 
 def container_size(tx: Translator, container: VariableTracker, kind: str) -> int:
-    """What a container's iterator compares: its size (a deque's: its state)."""
+    """What a container's iterator compares: its size (a deque's state, an OrderedDict's
+    count of keys added or removed)."""
     if kind == "deque":
         return container.state
+    if kind == "OrderedDict":
+        return container.key_changes
     return container.live_length()
 
 
 def container_iterator(tx: Translator, container: VariableTracker, kind: str,
-                       sample: Any) -> IteratorVariable:
-    """The iterator `iter(container)` returns; `sample` is an empty container of its type
-    (the iterator's type is what iter() of it returns)."""
+                       sample: Any, backwards: bool = False) -> IteratorVariable:
+    """The iterator `iter(container)` returns (`reversed(container)`: `backwards`);
+    `sample` is an empty container of its type (the iterator's type is what iter() or
+    reversed() of it returns)."""
     size = 0 if kind == "list" else container_size(tx, container, kind)
+    if backwards:
+        return ContainerIteratorVariable(container, container.live_length() - 1, kind, size,
+                                         type(reversed(sample)), -1, seen=container,
+                                         object_id=new_object_id())
     return ContainerIteratorVariable(container, 0, kind, size, type(iter(sample)),
-                                     object_id=new_object_id())
+                                     seen=container, object_id=new_object_id())
 
 
 @dataclass(frozen=True, eq=False, repr=False)

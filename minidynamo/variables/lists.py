@@ -37,7 +37,7 @@ from minidynamo.variables.base import (
     new_object_id,
 )
 from minidynamo.variables.constant import ConstantVariable, constant, fold
-from minidynamo.variables.iterators import ContainerIteratorVariable, container_iterator
+from minidynamo.variables.iterators import container_iterator
 
 if TYPE_CHECKING:
     from minidynamo.codegen import PyCodegen
@@ -229,8 +229,9 @@ class ListVariable(BaseListVariable):
 
     def reversed_iterator(self, tx: Translator) -> VariableTracker:
         """`reversed(xs)`: from the last position down, reading the list as it is then."""
-        return ContainerIteratorVariable(self, len(self.items) - 1, "list", 0,
-                                         type(reversed([])), -1, object_id=new_object_id())
+        if self.python_type() is not list:  # a subclass may define its own __reversed__
+            return super().reversed_iterator(tx)
+        return container_iterator(tx, self, "list", [], backwards=True)
 
     def mutated(self, tx: Translator, items: list[VariableTracker]) -> ListVariable:
         """Replace this list everywhere by a version holding `items`."""
@@ -345,6 +346,9 @@ class DequeVariable(ListVariable):
 
     def get_iterator(self, tx: Translator) -> VariableTracker:
         return container_iterator(tx, self, "deque", collections.deque())
+
+    def reversed_iterator(self, tx: Translator) -> VariableTracker:
+        return container_iterator(tx, self, "deque", collections.deque(), backwards=True)
 
     def as_python_constant(self) -> Any:
         return collections.deque((item.as_python_constant() for item in self.items), self.maxlen)

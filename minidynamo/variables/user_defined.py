@@ -40,6 +40,7 @@ from minidynamo.exc import (
     graph_break,
     raise_observed,
 )
+from minidynamo.guard_reads import lookup
 from minidynamo.sources import AttrSource, GenericAttrSource, Source, TypeSource
 from minidynamo.variables.base import KnownFunctionVariable, VariableTracker, new_object_id
 from minidynamo.variables.constant import ConstantVariable, constant
@@ -255,13 +256,9 @@ def attribute_source(obj: VariableTracker, name: str) -> Source | None:
 
 
 def _lookup_static(cls: type, name: str) -> Any:
-    """What an instance's lookup finds on its type: the first class of `cls.__mro__`
-    whose dict has `name`; never the metaclass's (`type.__name__` is not an instance's)."""
-    for klass in cls.__mro__:
-        namespace = vars(klass)
-        if name in namespace:
-            return namespace[name]
-    return _MISSING
+    """What an instance's lookup finds on its type (`guard_reads.lookup`); `_MISSING`
+    when no class of the MRO has it (None may be what one has)."""
+    return lookup(cls, name, _MISSING)
 
 
 def _lookup_on_class(cls: type, name: str) -> Any:

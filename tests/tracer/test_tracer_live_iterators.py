@@ -1,7 +1,8 @@
 """Iterators hold what they iterate, as CPython's do (`ContainerIteratorVariable`,
 `LazyBuiltinIteratorVariable`): a loop sees what its body does to the list it walks, a
-dict, set or deque changed under its iterator raises RuntimeError, and enumerate, zip,
-map and filter pull one item per step. Each program runs eagerly, under minidynamo and
+dict, set or deque changed under its iterator raises RuntimeError (or, where CPython's
+answer depends on its memory, the frame runs eagerly), `reversed()` walks the container
+itself, and enumerate, zip, map and filter pull one item per step. Each program runs eagerly, under minidynamo and
 under torch.compile; minidynamo's result (value, raised error, the containers after the
 call) must be eager's, and its graph count torch.compile's where torch.compile is right.
 """
@@ -183,8 +184,8 @@ def deque_rotated(x):
     try:
         next(it)
     except RuntimeError as error:
-        return x, str(error)
-    return x, None
+        return x + 1, str(error)  # a tensor operation: the frame is compiled
+    return x + 1, None
 
 
 def iterators_live_across_a_graph_break(x):
@@ -198,6 +199,125 @@ def iterators_live_across_a_graph_break(x):
     torch._dynamo.graph_break()
     xs.append(9)
     return x + first, list(pairs), xs, list(it), list(signs)
+
+
+def dict_key_swapped_behind_the_loop(x):
+    d, seen = {1: 1, 2: 2, 3: 3}, []
+    for k in d:  # a key the iterator passed went, another came: CPython raises
+        seen.append(k)
+        if k == 2:
+            d.pop(1)
+            d[5] = 5
+    return x + len(seen), seen
+
+
+def dict_key_swapped_ahead_of_the_loop(x):
+    d, seen = {1: 1, 2: 2, 3: 3}, []
+    for k in d:  # only keys ahead of the iterator changed: it reads the live dict
+        seen.append(k)
+        if k == 1:
+            d.pop(3)
+            d[5] = 5
+    return x + len(seen), seen
+
+
+def set_member_swapped(x):
+    s, seen = {1, 2, 3}, []
+    for v in s:  # where 5 lands in the hash table decides whether the loop sees it
+        seen.append(v)
+        if v == 1:
+            s.discard(1)
+            s.add(5)
+    return x + len(seen), seen
+
+
+def ordered_dict_key_moved_back(x):
+    d = collections.OrderedDict(a=1, b=2, c=3)
+    it = iter(d)
+    next(it)
+    d.pop("c")
+    d["c"] = 4  # the same keys in the same order, but a key went and came
+    try:
+        next(it)
+    except RuntimeError as error:
+        return x + 1, str(error)
+    return x + 1, None
+
+
+def reversed_dict_sees_new_values(x):
+    d, seen = {"a": 1, "b": 2, "c": 3}, []
+    for v in reversed(d.values()):
+        seen.append(v)
+        d["a"] = 10 * v
+    return x + sum(seen), seen
+
+
+def reversed_dict_grows(x):
+    d = {"a": 1, "b": 2}
+    it = reversed(d)
+    first = next(it)
+    d["c"] = 3
+    try:
+        next(it)
+    except RuntimeError as error:
+        return x + 1, first, str(error)
+    return x + 1, first, None
+
+
+def reversed_dict_key_swapped(x):
+    d = {1: 1, 2: 2, 3: 3}
+    it = reversed(d)
+    first = next(it)
+    d.pop(1)  # a key it has yet to reach went: CPython's iterator skips its slot
+    d[5] = 5
+    return x + first, list(it)
+
+
+def reversed_dict_next_key_swapped(x):
+    d = {1: 1, 2: 2, 3: 3}
+    it = reversed(d)
+    first = next(it)
+    d.pop(2)  # the very key it would read next went
+    d[5] = 5
+    return x + first, list(it)
+
+
+def reversed_deque_appended(x):
+    q = collections.deque([1, 2, 3])
+    it = reversed(q)
+    first = next(it)
+    q.append(4)
+    try:
+        next(it)
+    except RuntimeError as error:
+        return x + first, str(error)
+    return x + first, None
+
+
+def reversed_ordered_dict_across_a_graph_break(x):
+    d = collections.OrderedDict(a=1, b=2, c=3, e=4)
+    it, values = reversed(d), reversed(d.values())
+    first = next(it)
+    next(values)
+    torch._dynamo.graph_break()  # rebuilt: iterators over the rebuilt dict itself
+    d["b"] = 7
+    return x + len(first), list(it), list(values)
+
+
+def deque_assigned_across_a_graph_break(x):
+    q = collections.deque([1, 2, 3])
+    it = iter(q)
+    first = next(it)
+    torch._dynamo.graph_break()  # after it, q is an input: its write is replayed
+    q[2] = 7  # an item assignment leaves the deque's iterator alive
+    return x + first, list(it)
+
+def reversed_set_is_an_error(x):
+    try:
+        reversed({1, 2})
+    except TypeError as error:
+        return x + 1, str(error)
+    return x + 1, None
 
 
 CASES = {
@@ -223,15 +343,34 @@ CASES = {
         (deque_item_assigned_and_reversed, ()),
         (deque_rotated, ()),
         (iterators_live_across_a_graph_break, ()),
+        (dict_key_swapped_behind_the_loop, ()),
+        (dict_key_swapped_ahead_of_the_loop, ()),
+        (set_member_swapped, ()),
+        (ordered_dict_key_moved_back, ()),
+        (reversed_dict_sees_new_values, ()),
+        (reversed_dict_grows, ()),
+        (reversed_dict_key_swapped, ()),
+        (reversed_dict_next_key_swapped, ()),
+        (reversed_deque_appended, ()),
+        (reversed_ordered_dict_across_a_graph_break, ()),
+        (reversed_set_is_an_error, ()),
+        (deque_assigned_across_a_graph_break, ()),
     ]
 }
 
 # torch.compile 2.13 is wrong on these (checked): its list iterator keeps the list after
 # it is exhausted, a `zip` rebuilt at a graph break loses the items appended later, its
-# deque iterator misses a rotate(), and its `reversed(xs)` copies the list
+# deque iterator misses a rotate(), its `reversed()` of a list, a dict view or a deque
+# copies, an OrderedDict's or a deque's iterator made before a graph break dies when
+# the container is written after it, and its `reversed()` of a set returns
 TORCH_WRONG = {"exhausted_iterator_stays_exhausted", "iterators_live_across_a_graph_break",
                "deque_rotated", "reversed_sees_item_writes_and_pops",
-               "reversed_across_a_graph_break"}
+               "reversed_across_a_graph_break", "reversed_dict_sees_new_values",
+               "reversed_dict_key_swapped", "reversed_dict_next_key_swapped",
+               "reversed_deque_appended",
+               "reversed_ordered_dict_across_a_graph_break",
+               "deque_assigned_across_a_graph_break", "reversed_dict_grows",
+               "reversed_set_is_an_error"}
 # an endless loop under torch.compile (a deque appended under its iterator)
 TORCH_HANGS = {"deque_appended_during_loop"}
 
