@@ -72,8 +72,8 @@ class Scope:
     list_lengths: dict[str, int]  # smallest length a list can have here
     dict_keys: dict[str, set[str]]  # keys surely present
     has_objects: bool = True  # `obj` and `mod` are in scope (not in a helper)
-    # lists a `for` here walks itself (not a copy): the body may change their items,
-    # not their length, or the loop would never end
+    # lists and dicts a `for` here walks itself (not a copy): the body may change their
+    # items, not their length (a list's loop would never end, a dict's iterator raises)
     iterated: frozenset[str] = frozenset()
 
     def of(self, kind: str) -> list[str]:
@@ -276,7 +276,8 @@ class ProgramWriter:
         item = self.pick([self.container_item(scope) or "obj.w", "obj.w"])
         lists = [name for name in scope.list_lengths if scope.list_lengths[name] > 0]
         targets = ["obj.w"] + [f"{name}[0]" for name in lists]
-        targets += [f"{name}['c']" for name in scope.dict_keys]
+        targets += [f"{name}['c']" for name in scope.dict_keys  # a walked dict: no new key
+                    if name not in scope.iterated or "c" in scope.dict_keys[name]]
         target = self.pick(targets)
         if target.endswith("['c']"):
             scope.dict_keys[target.split("[")[0]].add("c")
@@ -311,9 +312,13 @@ class ProgramWriter:
         scope.names[name], scope.list_lengths[name] = LIST, len(items)
         return [f"{name} = [{', '.join(items)}]"]
 
-    def rule_dict_mutation(self, scope: Scope) -> list[str]:
-        name = self.pick(sorted(scope.dict_keys))
+    def rule_dict_mutation(self, scope: Scope, name: str | None = None) -> list[str]:
+        name = name or self.pick(sorted(scope.dict_keys))
         key = self.pick(["a", "b", "c"])
+        if name in scope.iterated:  # a loop over it is running: no key comes or goes
+            if not scope.dict_keys[name]:
+                return []
+            key = self.pick(sorted(scope.dict_keys[name]))
         removable = key in scope.dict_keys[name] and len(scope.dict_keys[name]) > 1
         if removable and not self.loops and self.draw(st.booleans()):
             scope.dict_keys[name].discard(key)
@@ -425,22 +430,30 @@ class ProgramWriter:
     def rule_for(self, scope: Scope) -> list[str]:
         tensor = self.pick(scope.of(TENSOR))
         walked = sorted(scope.list_lengths)  # a list walked itself: the body's item
+        # a dict's values walked, forwards or backwards: its writes are seen by the loop
+        walked_dicts = {}
+        for name in sorted(scope.dict_keys):
+            if scope.dict_keys[name]:
+                walked_dicts[f"{name}.values()"] = walked_dicts[f"reversed({name}.values())"] = name
         iterable = self.pick([f"range({self.number(1, 3)})", "range(n)", tensor, "list(xs)",
-                              f"ramp({tensor}, 2)", *walked])  # writes are seen by the loop
+                              f"ramp({tensor}, 2)", *walked, *walked_dicts])
         variable = self.fresh("k")
         inner = scope.copy()
         kinds = {"range": INT, "list(": TENSOR, "ramp(": TENSOR}
         inner.names[variable] = next((kind for start, kind in kinds.items()
                                       if iterable.startswith(start)), SCALAR)
-        if iterable in walked:
+        if iterable in walked or iterable in walked_dicts:
             inner.names[variable] = TENSOR
-            inner.iterated |= {iterable}
+            inner.iterated |= {walked_dicts.get(iterable, iterable)}
         if iterable == "range(n)":
             iterable = "range(min(n, 3))"
         self.depth, self.loops = self.depth + 1, self.loops + 1
         try:
-            # walking a list: the body writes one of its items, which later steps read
-            first = self.rule_list_mutation(inner, iterable) if iterable in walked else []
+            # walking a list or a dict: the body writes one of its items, which later
+            # steps read
+            first = (self.rule_list_mutation(inner, iterable) if iterable in walked else
+                     self.rule_dict_mutation(inner, walked_dicts[iterable])
+                     if iterable in walked_dicts else [])
             body = first + self.block(inner)
         finally:
             self.depth, self.loops = self.depth - 1, self.loops - 1
