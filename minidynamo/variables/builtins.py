@@ -64,7 +64,7 @@ from minidynamo.variables.functions import partial
 from minidynamo.variables.construction import object_new, tuple_new
 from minidynamo.variables.dicts import ConstDictVariable, as_key, dict_items, set_from_values
 from minidynamo.variables.keys import is_constant_key, real_object
-from minidynamo.variables.iterators import LazyBuiltinIteratorVariable, ListIteratorVariable
+from minidynamo.variables.iterators import LazyBuiltinIteratorVariable
 from minidynamo.variables.lists import (
     BaseListVariable,
     ListVariable,
@@ -357,10 +357,6 @@ def _slice(tx: Translator, *args: VariableTracker) -> VariableTracker:
     return SliceVariable(*parts)
 
 
-def _iterator(items: Sequence[VariableTracker]) -> VariableTracker:
-    return ListIteratorVariable(tuple(items), 0, object_id=new_object_id())
-
-
 def _iter(tx: Translator, obj: VariableTracker) -> VariableTracker:
     return obj.get_iterator(tx)
 
@@ -381,12 +377,8 @@ def _enumerate(tx: Translator, iterable: Variable, start: Variable | None = None
 
 
 def _zip(tx: Translator, *iterables: Variable, strict: Variable | None = None) -> Variable:
-    if strict is None or not strict.as_python_constant():
-        return LazyBuiltinIteratorVariable.made(tx, zip, list(iterables))
-    columns = [iterable.unpack_var_sequence(tx) for iterable in iterables]
-    if len({len(c) for c in columns}) > 1:
-        raise_observed(ValueError, "zip() arguments have unequal lengths")
-    return _iterator([TupleVariable(tuple(row)) for row in zip(*columns)])
+    strict = strict is not None and bool(strict.as_python_constant())
+    return LazyBuiltinIteratorVariable.made(tx, zip, list(iterables), strict=strict)
 
 
 def _map(tx: Translator, fn: VariableTracker, *iterables: VariableTracker) -> VariableTracker:

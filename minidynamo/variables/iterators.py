@@ -279,14 +279,16 @@ class LazyBuiltinIteratorVariable(IteratorVariable):
     iterators: tuple[VariableTracker, ...]
     fn: VariableTracker | None = None  # map's and filter's function
     count: int = 0  # enumerate's next index
+    strict: bool = False  # zip(..., strict=True)
     children_fields = ("iterators", "fn")
 
     @classmethod
     def made(cls, tx: Translator, builtin: Any, iterables: list[VariableTracker],
-             fn: VariableTracker | None = None, count: int = 0) -> LazyBuiltinIteratorVariable:
+             fn: VariableTracker | None = None, count: int = 0,
+             strict: bool = False) -> LazyBuiltinIteratorVariable:
         """`builtin(...)` over `iterables`: iter() of each is taken now, as CPython does."""
         iterators = tuple(iterable.get_iterator(tx) for iterable in iterables)
-        made = cls(builtin, iterators, fn, count, object_id=new_object_id())
+        made = cls(builtin, iterators, fn, count, strict, object_id=new_object_id())
         tx.output.side_effects.track_new(made)
         return made
 
@@ -304,6 +306,8 @@ class LazyBuiltinIteratorVariable(IteratorVariable):
             for position in range(len(self.iterators)):
                 item = latest(self).iterators[position].next_variable(tx)
                 if item is None:
+                    if self.strict:
+                        self.check_the_rest_exhausted(tx, position)
                     return None
                 row.append(item)
             current = latest(self)
@@ -319,6 +323,20 @@ class LazyBuiltinIteratorVariable(IteratorVariable):
                 return current.fn.call_function(tx, row, {})
             return TupleVariable(tuple(row))
 
+    def check_the_rest_exhausted(self, tx: Translator, position: int) -> None:
+        """`zip(..., strict=True)`: the iterator at `position` ended. Unless it is the
+        first and every other ends too, raise CPython's ValueError (`zip_next`)."""
+        def numbered(index: int) -> str:
+            return "argument 1" if index == 1 else f"arguments 1-{index}"
+
+        if position > 0:
+            raise_observed(ValueError, f"zip() argument {position + 1} is shorter than "
+                                       f"{numbered(position)}")
+        for index in range(1, len(self.iterators)):
+            if tx.output.side_effects.latest(self).iterators[index].next_variable(tx) is not None:
+                raise_observed(ValueError, f"zip() argument {index + 1} is longer than "
+                                           f"{numbered(index)}")
+
     def unpack_var_sequence(self, tx: Translator) -> list[VariableTracker]:
         items = []
         while (item := tx.output.side_effects.latest(self).next_variable(tx)) is not None:
@@ -326,8 +344,9 @@ class LazyBuiltinIteratorVariable(IteratorVariable):
         return items
 
     def reconstruct(self, codegen: PyCodegen) -> None:
-        """`enumerate(it, count)`, `zip(*its)`, `map(fn, *its)`, `filter(fn, it)`."""
-        codegen.load_callable(self.builtin)
+        """`enumerate(it, count)`, `zip(*its)`, `map(fn, *its)`, `filter(fn, it)`
+        (`zip_strict(*its)` for `zip(*its, strict=True)`)."""
+        codegen.load_callable(zip_strict if self.strict else self.builtin)
         arguments = [self.fn, *self.iterators] if self.builtin in (map, filter) else self.iterators
         for argument in arguments:
             codegen(argument)
@@ -338,6 +357,11 @@ class LazyBuiltinIteratorVariable(IteratorVariable):
     def __repr__(self) -> str:
         return f"LazyBuiltinIteratorVariable({self.builtin.__name__})"
 
+
+
+def zip_strict(*iterables: Any) -> Any:
+    """`zip(*iterables, strict=True)`: how a strict zip made while tracing is rebuilt."""
+    return zip(*iterables, strict=True)
 
 @dataclass(frozen=True, eq=False, repr=False)
 class RangeIteratorVariable(IteratorVariable):

@@ -44,6 +44,14 @@ if TYPE_CHECKING:
     from minidynamo.translator.base import InstructionTranslatorBase as Translator
 
 
+def is_read_whole(target: VariableTracker, other: VariableTracker) -> bool:
+    """Whether `target.extend(other)` reads `other` whole before appending, as CPython's
+    `list_extend` does for a list or tuple (and `deque_extend` for the deque itself)."""
+    if other.object_id is not None and other.object_id == target.object_id:
+        return True
+    return target.python_type() is list and other.python_type() in (list, tuple)
+
+
 def _as_index(tx: Translator, index: VariableTracker) -> int | slice:
     """A constant list index or slice; a tensor index into a Python list breaks
     (a symbolic int is specialized: chapter 9)."""
@@ -253,9 +261,17 @@ class ListVariable(BaseListVariable):
     def extended(self, tx: Translator, other: VariableTracker) -> ListVariable:
         """`self.extend(other)` as CPython runs it: one item at a time, each appended to
         the list *as it is then*, since producing an item (a generator) may run code
-        that mutates this very list. A list argument is read first, as CPython copies it."""
-        iterator = other.realize().get_iterator(tx)
+        that mutates this very list. The list itself, and for a list any list or tuple,
+        is read whole first, as CPython copies it (`xs.extend(xs)` doubles `xs`: an
+        iterator over it would never end)."""
+        other = other.realize()
         latest = tx.output.side_effects.latest
+        if is_read_whole(self, other):
+            items = other.unpack_var_sequence(tx)
+            current = latest(self)
+            current.mutated(tx, [*current.items, *items])
+            return latest(self)
+        iterator = other.get_iterator(tx)
         while (item := iterator.next_variable(tx)) is not None:
             current = latest(self)
             current.mutated(tx, [*current.items, item])
@@ -382,8 +398,11 @@ class DequeVariable(ListVariable):
         return ConstantVariable(None)
 
     def method_extendleft(self, tx: Translator, other: VariableTracker) -> VariableTracker:
-        iterator = other.realize().get_iterator(tx)
+        other = other.realize()
         latest = tx.output.side_effects.latest
+        if is_read_whole(self, other):  # `q.extendleft(q)`
+            other = TupleVariable(tuple(other.unpack_var_sequence(tx)))
+        iterator = other.get_iterator(tx)
         while (item := iterator.next_variable(tx)) is not None:
             latest(self).method_appendleft(tx, item)
             iterator = latest(iterator)

@@ -320,6 +320,49 @@ def reversed_set_is_an_error(x):
     return x + 1, None
 
 
+
+def containers_extend_themselves(x):
+    xs, ys = [1, 2], [3]
+    xs.extend(xs)  # read whole first, as CPython copies it: an iterator would never end
+    ys += ys
+    q = collections.deque([1, 2], maxlen=5)
+    q.extend(q)
+    q.extendleft(q)
+    return x + len(xs), xs, ys, q
+
+
+def strict_zip_runs_the_body_first(x):
+    log = []
+    try:
+        for a, b in zip([1, 2, 3], [4, 5], strict=True):  # lazy: the mismatch comes last
+            log.append(a + b)
+            x = x + a
+    except ValueError as error:
+        return x, log, str(error)
+    return x, log, None
+
+
+def strict_zip_words_each_mismatch(x):
+    messages = []
+    for columns in (([1], [2], [3, 4]), ([1, 2], [3, 4], [5]), ([1, 2], [3])):
+        try:
+            list(zip(*columns, strict=True))
+        except ValueError as error:
+            messages.append(str(error))
+    return x + len(messages), messages
+
+
+def strict_zip_across_a_graph_break(x):
+    pairs = zip([1, 2], [3], strict=True)
+    first = next(pairs)
+    x = x * 2  # a graph before the break: `pairs` is rebuilt after it
+    torch._dynamo.graph_break()  # rebuilt strict: the next step raises
+    try:
+        next(pairs)
+    except ValueError as error:
+        return x + first[0], str(error)
+    return x, None
+
 CASES = {
     fn.__name__: (fn, args)
     for fn, args in [
@@ -355,6 +398,10 @@ CASES = {
         (reversed_ordered_dict_across_a_graph_break, ()),
         (reversed_set_is_an_error, ()),
         (deque_assigned_across_a_graph_break, ()),
+        (containers_extend_themselves, ()),
+        (strict_zip_runs_the_body_first, ()),
+        (strict_zip_words_each_mismatch, ()),
+        (strict_zip_across_a_graph_break, ()),
     ]
 }
 
@@ -362,7 +409,8 @@ CASES = {
 # it is exhausted, a `zip` rebuilt at a graph break loses the items appended later, its
 # deque iterator misses a rotate(), its `reversed()` of a list, a dict view or a deque
 # copies, an OrderedDict's or a deque's iterator made before a graph break dies when
-# the container is written after it, and its `reversed()` of a set returns
+# the container is written after it, its `reversed()` of a set returns, and its
+# `zip(..., strict=True)` raises before the loop's body runs, in other words
 TORCH_WRONG = {"exhausted_iterator_stays_exhausted", "iterators_live_across_a_graph_break",
                "deque_rotated", "reversed_sees_item_writes_and_pops",
                "reversed_across_a_graph_break", "reversed_dict_sees_new_values",
@@ -370,7 +418,8 @@ TORCH_WRONG = {"exhausted_iterator_stays_exhausted", "iterators_live_across_a_gr
                "reversed_deque_appended",
                "reversed_ordered_dict_across_a_graph_break",
                "deque_assigned_across_a_graph_break", "reversed_dict_grows",
-               "reversed_set_is_an_error"}
+               "reversed_set_is_an_error", "strict_zip_runs_the_body_first",
+               "strict_zip_words_each_mismatch"}
 # an endless loop under torch.compile (a deque appended under its iterator)
 TORCH_HANGS = {"deque_appended_during_loop"}
 
