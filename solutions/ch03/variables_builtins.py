@@ -26,7 +26,7 @@ from minidynamo.variables.functions import partial
 from minidynamo.variables.construction import object_new, tuple_new
 from minidynamo.variables.dicts import ConstDictVariable, as_key, dict_items, set_from_values
 from minidynamo.variables.keys import is_constant_key, real_object
-from minidynamo.variables.iterators import LazyBuiltinIteratorVariable, ListIteratorVariable
+from minidynamo.variables.iterators import LazyBuiltinIteratorVariable
 from minidynamo.variables.lists import BaseListVariable, ListVariable, RangeVariable, SliceVariable, TupleVariable, sorted_items
 from minidynamo.variables.numpy import is_ndarray_operation, ndarray_operator
 from minidynamo.variables.sym_node import SymNodeVariable, specialized
