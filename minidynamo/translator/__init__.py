@@ -7,7 +7,7 @@ package: every module is listed, every opcode named is handled in its module.
     base.py           InstructionTranslatorBase: stack, locals, step/run, dispatch table
     stack_ops.py      NOP, RESUME, PRECALL, POP_TOP, PUSH_NULL, COPY, SWAP
     loads_stores.py   LOAD_FAST, STORE_FAST, DELETE_FAST, LOAD_CONST, LOAD_GLOBAL,
-                      STORE_GLOBAL, MAKE_CELL, COPY_FREE_VARS, LOAD_CLOSURE, LOAD_DEREF,
+                      LOAD_BUILD_CLASS, STORE_GLOBAL, MAKE_CELL, COPY_FREE_VARS, LOAD_CLOSURE, LOAD_DEREF,
                       STORE_DEREF, DELETE_DEREF, LOAD_ATTR, LOAD_METHOD, STORE_ATTR,
                       DELETE_ATTR,
                       IMPORT_NAME, IMPORT_FROM

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 from minidynamo.bytecode import Instruction
 from minidynamo.exc import UNSUPPORTED_OPERATOR, graph_break, raise_observed
 from minidynamo.variables import (
+    BuiltinVariable,
     ConstDictVariable,
     ConstantVariable,
     ListVariable,
@@ -133,10 +134,19 @@ class ContainerHandlers:
     ## Strings
 
     def FORMAT_VALUE(self: InstructionTranslatorBase, inst: Instruction) -> None:
-        format_spec = self.pop().as_python_constant() if inst.arg & 0x04 else ""
-        values = constant_values([self.pop()])
-        if values is None:
-            graph_break(UNSUPPORTED_OPERATOR, "formatting a non-constant value in an f-string")
+        """`{value!r:spec}`: the conversion (`str`, `repr`, `ascii`), then `format(value,
+        spec)`, as the builtins do them: an object's own `__str__`, `__repr__` or
+        `__format__` is traced (`variables/builtins.py`)."""
+        spec = self.pop() if inst.arg & 0x04 else ConstantVariable("")
+        value = self.pop()
         conversion = CONVERSIONS[inst.arg & 0x03]
-        value = conversion(values[0]) if conversion else values[0]
-        self.push(ConstantVariable(format(value, format_spec)))
+        values = constant_values([value, spec])
+        if values is not None:  # the common case, folded at once
+            text = conversion(values[0]) if conversion else values[0]
+            self.push(ConstantVariable(format(text, values[1])))
+            return
+        if conversion is ascii:
+            graph_break(UNSUPPORTED_OPERATOR, "ascii() of a non-constant value in an f-string")
+        if conversion is not None:
+            value = BuiltinVariable(conversion).call_function(self, [value], {})
+        self.push(BuiltinVariable(format).call_function(self, [value, spec], {}))

@@ -71,6 +71,11 @@ class LoadStoreHandlers:
             self.push(NullVariable())
         self.push(load_global(self, inst.argval))
 
+    def LOAD_BUILD_CLASS(self: InstructionTranslatorBase, inst: Instruction) -> None:
+        """`class C: ...` starts here: `__build_class__`, read from the frame's builtins
+        (never from its globals); calling it breaks the graph (`_build_class`)."""
+        self.push(load_builtin(self, "__build_class__"))
+
     def STORE_GLOBAL(self: InstructionTranslatorBase, inst: Instruction) -> None:
         self.output.side_effects.store_global(self.f_globals, inst.argval, self.pop())
 
@@ -151,15 +156,21 @@ def load_global(self: InstructionTranslatorBase, name: str) -> VariableTracker:
     if name in self.f_globals:  # lazy, like a frame argument
         source = global_source(self, name)
         return LazyVariableTracker(self.f_globals[name], self.output, source=source)
-    own_builtins = frame_builtins(self.f_globals)
-    if name in own_builtins:  # lazy too, with the source `__import__('builtins').name`
+    if name in frame_builtins(self.f_globals):
         self.output.guards.not_in_dict(globals_source(self), name)  # not shadowed later
-        if own_builtins is builtins.__dict__:
-            source: Source = AttrSource(ImportSource("builtins"), name)
-        else:  # the function's own builtins: `G['__builtins__']['len']`
-            source = GetItemSource(global_source(self, "__builtins__"), name)
-        return LazyVariableTracker(own_builtins[name], self.output, source=source)
+        return load_builtin(self, name)
     graph_break(UNDEFINED_VARIABLE, f"global name {name!r} is not defined")
+
+
+def load_builtin(self: InstructionTranslatorBase, name: str) -> VariableTracker:
+    """The frame's builtin `name`, lazy too, with the source `__import__('builtins').name`
+    (or, for a function with its own builtins, `G['__builtins__']['len']`)."""
+    own_builtins = frame_builtins(self.f_globals)
+    if own_builtins is builtins.__dict__:
+        source: Source = AttrSource(ImportSource("builtins"), name)
+    else:
+        source = GetItemSource(global_source(self, "__builtins__"), name)
+    return LazyVariableTracker(own_builtins[name], self.output, source=source)
 
 
 def frame_builtins(f_globals: dict) -> dict:

@@ -21,6 +21,7 @@ Compare with TorchDynamo: `torch/_dynamo/variables/builtin.py` (`BuiltinVariable
 
 from __future__ import annotations
 
+import builtins
 import collections
 import copy
 import functools
@@ -530,6 +531,49 @@ def _numeric_conversion(python_type: type) -> Callable[..., VariableTracker]:
     return convert
 
 
+def _repr(tx: Translator, value: VariableTracker) -> VariableTracker:
+    """`repr(x)`: folded for a constant, the object's own `__repr__` otherwise."""
+    values = constant_values([value])
+    if values is not None:
+        return ConstantVariable(repr(values[0]))
+    if isinstance(value, TensorVariable):
+        graph_break(DATA_DEPENDENT_VALUE, "repr(tensor) needs the tensor's data")
+    return as_string(tx, value.call_method(tx, "__repr__", [], {}), "__repr__")
+
+
+def _format(tx: Translator, value: VariableTracker,
+            spec: VariableTracker | None = None) -> VariableTracker:
+    """`format(x, spec)`, which an f-string's `{x:spec}` calls: folded for a constant, the
+    object's own `__format__` otherwise; `object.__format__` is `str(x)` for an empty
+    spec and a TypeError for any other, as in CPython."""
+    spec_text = "" if spec is None else spec.as_python_constant()
+    values = constant_values([value])
+    if values is not None:
+        return ConstantVariable(format(values[0], spec_text))
+    if isinstance(value, TensorVariable):
+        graph_break(DATA_DEPENDENT_VALUE, "format(tensor) needs the tensor's data")
+    python_type = value.python_type()
+    if getattr(python_type, "__format__", None) is object.__format__:
+        if spec_text:
+            raise_observed(TypeError, f"unsupported format string passed to "
+                                      f"{python_type.__name__}.__format__")
+        return as_string(tx, value.call_method(tx, "__str__", [], {}), "__str__")
+    text = value.call_method(tx, "__format__", [ConstantVariable(spec_text)], {})
+    return as_string(tx, text, "__format__")
+
+
+def as_string(tx: Translator, text: VariableTracker, method: str) -> VariableTracker:
+    """What `__str__`, `__repr__` or `__format__` returned, which must be a str."""
+    values = constant_values([text])
+    if values is None:
+        graph_break(UNSUPPORTED_BUILTIN, f"{method} returned {text}, not a known string")
+    if not isinstance(values[0], str):  # in CPython's words for each
+        wrong = type(values[0]).__name__
+        raise_observed(TypeError, f"__format__ must return a str, not {wrong}"
+                       if method == "__format__" else f"{method} returned non-string (type {wrong})")
+    return ConstantVariable(values[0])
+
+
 def _locals(tx: Translator, *args: VariableTracker) -> VariableTracker:
     """`locals()` / `vars()`: a new dict of the frame's bound variables, in CPython's
     order (locals, then cells and free variables). Traced, never run natively: after a
@@ -584,6 +628,13 @@ def _print(tx: Translator, *args: VariableTracker, **kwargs: VariableTracker) ->
     graph_break(UNSUPPORTED_BUILTIN, "print() would write output while tracing")
 
 
+def _build_class(tx: Translator, *args: VariableTracker, **kwargs: VariableTracker) -> VariableTracker:
+    """`class C: ...` in the traced code calls `__build_class__(body, "C", *bases)`, which
+    runs the class body and the metaclass: the class is made natively, after a break,
+    as torch.compile makes it (its `enable_trace_load_build_class` is off by default)."""
+    graph_break(UNSUPPORTED_BUILTIN, "a class statement: the class is made natively")
+
+
 def _super(tx: Translator, *args: VariableTracker) -> VariableTracker:
     """super() in a method: the class from the `__class__` cell, the object from the first
     argument."""
@@ -610,7 +661,8 @@ BUILTIN_HANDLERS: dict[Callable[..., Any], Callable[..., VariableTracker]] = {
     operator.is_: _is, operator.is_not: _is_not, abs: _abs, id: _id,
     min: functools.partial(_min_max, pick=min), max: functools.partial(_min_max, pick=max),
     int: _numeric_conversion(int), float: _numeric_conversion(float),
-    str: _numeric_conversion(str), print: _print, super: _super,
+    str: _numeric_conversion(str), repr: _repr, format: _format, print: _print, super: _super,
+    builtins.__build_class__: _build_class,
     locals: _locals, vars: _vars, dir: _dir, copy.deepcopy: deepcopy,
     functools.partial: partial, tuple.__new__: tuple_new, object.__new__: object_new,
 }

@@ -110,12 +110,23 @@ class ExceptionVariable(VariableTracker):
     def dunder_str(self, tx: Translator) -> VariableTracker:
         """`str(e)`: what the real exception's `__str__` says of the same arguments
         (`str(KeyError("k"))` is `"'k'"`), when they are constants."""
-        if not isinstance(self.exc_type.__str__, types.WrapperDescriptorType):
-            graph_break(UNSUPPORTED_CALL, f"str() of {self}: its class defines __str__")
+        return self.as_text(str, "__str__")
+
+    def dunder_repr(self, tx: Translator) -> VariableTracker:
+        """`repr(e)`: `ValueError('a', 2)`, as the real exception says it."""
+        return self.as_text(repr, "__repr__")
+
+    def as_text(self, convert: Any, method: str) -> VariableTracker:
+        """`str` or `repr` of a real exception of the same class and constant arguments,
+        when the class keeps the builtin method (one it defines in Python is not run)."""
+        if not isinstance(getattr(self.exc_type, method), types.WrapperDescriptorType):
+            graph_break(UNSUPPORTED_CALL, f"{convert.__name__}() of {self}: its class "
+                                          f"defines {method}")
         if not all(arg.is_python_constant() for arg in self.args):
-            graph_break(UNSUPPORTED_CALL, f"str() of {self} with non-constant arguments")
+            graph_break(UNSUPPORTED_CALL, f"{convert.__name__}() of {self} with non-constant "
+                                          "arguments")
         real = self.exc_type(*(arg.as_python_constant() for arg in self.args))
-        return ConstantVariable(str(real))
+        return ConstantVariable(convert(real))
 
     def chained(self, *, cause: VariableTracker | None = None,
                 context: VariableTracker | None = None) -> ExceptionVariable:

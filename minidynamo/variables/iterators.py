@@ -20,6 +20,7 @@ Compare with TorchDynamo: `torch/_dynamo/variables/iter.py` and
 
 from __future__ import annotations
 
+import operator
 import types
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NoReturn
@@ -59,6 +60,20 @@ class IteratorVariable(VariableTracker):
             return None
         tx.output.side_effects.mutate(self.advanced(1))
         return item
+
+    def dunder_contains(self, tx: Translator, value: VariableTracker) -> VariableTracker:
+        """`value in it`: an iterator has no `__contains__`, so CPython pulls items until
+        one is `value` or equals it, and leaves the iterator after it."""
+        from minidynamo.variables.builtins import BuiltinVariable, truth_value
+
+        latest = tx.output.side_effects.latest
+        while (item := latest(self).next_variable(tx)) is not None:
+            if item is value:
+                return ConstantVariable(True)
+            equal = BuiltinVariable(operator.eq).call_function(tx, [item, value], {})
+            if truth_value(tx, equal):
+                return ConstantVariable(True)
+        return ConstantVariable(False)
 
     def unpack_var_sequence(self, tx: Translator) -> list[VariableTracker]:
         items = self.remaining()
