@@ -211,18 +211,33 @@ def _replay_clear_update(codegen: PyCodegen, variable: VariableTracker) -> None:
 
 
 def replace_entries(d: dict, entries: dict, keys_changed: bool) -> None:
-    """Runs in generated code: `d` holds `entries`. Without a key added or removed while
-    tracing, the values are assigned in place (the keys keep their places, an
-    OrderedDict its state); otherwise the keys that went are deleted and the rest
-    assigned (a new key goes to the end), and only a dict reordered otherwise
-    (`move_to_end`, a key removed and put back) is emptied and filled."""
-    if keys_changed:
-        for key in [key for key in d if key not in entries]:
-            del d[key]
-    d.update(entries)
-    if keys_changed and list(d) != list(entries):
-        d.clear()
+    """Runs in generated code: `d` holds `entries`, in their order, changed as the traced
+    code changed it, so that its layout and an iterator made before the call end as in
+    eager Python. Without a key added, removed or moved while tracing, the values are
+    assigned in place (an OrderedDict's iterators live on). Otherwise the keys that went
+    are deleted; so are those that no longer come in their old order (removed and put
+    back, or moved by `move_to_end`: at the end now), and every key from the first of
+    those on is assigned again, at the end."""
+    if not keys_changed:
         d.update(entries)
+        return
+    for key in [key for key in d if key not in entries]:
+        del d[key]
+    order = list(entries)
+    for key in order[in_order(list(d), order):]:
+        d.pop(key, None)
+    d.update(entries)
+
+
+def in_order(current: list, wanted: list) -> int:
+    """How many of `wanted`'s first keys come in `current` in the same order."""
+    position = 0
+    for count, key in enumerate(wanted):
+        try:
+            position = current.index(key, position) + 1
+        except ValueError:
+            return count
+    return len(wanted)
 
 
 def replace_members(s: set, members: set) -> None:

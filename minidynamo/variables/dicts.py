@@ -63,8 +63,8 @@ class ConstDictVariable(VariableTracker):
     # adds the DICT_KEYS guard of a dict from outside, on the first read of all its keys;
     # None once they are guarded (a written version) or with nothing to guard
     keys_guard: Callable[[], None] | None = None
-    # how many writes added or removed a key (an OrderedDict's iterators raise once it
-    # moved, as they compare CPython's `od_state`)
+    # how many writes added, removed or moved a key (an OrderedDict's iterators raise
+    # once it changed, as they compare CPython's `od_state`, which `move_to_end` moves too)
     key_changes: int = 0
     children_fields = ("entries", "default_factory")
     builtin_lookup = False  # guards read the dict at `source` with dict's own methods
@@ -135,7 +135,7 @@ class ConstDictVariable(VariableTracker):
 
     def mutated(self, tx: Translator, items: dict[Any, VariableTracker]) -> None:
         self.guard_all_keys()  # a write is replayed as the whole dict
-        key_changes = self.key_changes + (items.keys() != self.entries.keys())
+        key_changes = self.key_changes + (list(items) != list(self.entries))
         tx.output.side_effects.mutate(self.clone(entries=items, keys_guard=None,
                                                  key_changes=key_changes))
 

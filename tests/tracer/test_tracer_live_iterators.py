@@ -244,6 +244,20 @@ def ordered_dict_key_moved_back(x):
     return x + 1, None
 
 
+
+def ordered_dict_key_moved_to_the_end(x):
+    d = collections.OrderedDict(a=1, b=2, c=3)
+    it = iter(d)
+    next(it)
+    d.move_to_end("c")  # already last: nothing moves, the iterator lives on
+    alive = next(it)
+    d.move_to_end("a")  # moved: CPython's od_state changes
+    try:
+        next(it)
+    except RuntimeError as error:
+        return x + 1, alive, str(error)
+    return x + 1, alive, None
+
 def reversed_dict_sees_new_values(x):
     d, seen = {"a": 1, "b": 2, "c": 3}, []
     for v in reversed(d.values()):
@@ -390,6 +404,7 @@ CASES = {
         (dict_key_swapped_ahead_of_the_loop, ()),
         (set_member_swapped, ()),
         (ordered_dict_key_moved_back, ()),
+        (ordered_dict_key_moved_to_the_end, ()),
         (reversed_dict_sees_new_values, ()),
         (reversed_dict_grows, ()),
         (reversed_dict_key_swapped, ()),

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import collections
 import dis
 
+import pytest
 import torch
 import torch._dynamo
 
@@ -206,3 +208,51 @@ def test_setting_data_keeps_the_version_counter_and_the_entry():
         assert all(torch.equal(a, b) for a, b in zip(results, expected))
         assert torch.equal(mine, theirs) and mine._version == theirs._version
     assert counter.frame_count == 1
+
+
+def reorder_ordered_dict(x, od):
+    od.move_to_end("a")
+    od.move_to_end("c", last=False)
+    return x + 1
+
+
+def pop_and_put_back(x, d):
+    value = d.pop("a")
+    d["a"] = value + 1  # a key removed and put back goes to the end
+    return x + 1
+
+
+def assign_values_only(x, d):
+    d["b"] = d["a"] + 10
+    return x + 1
+
+
+def grow_and_shrink(x, d):
+    del d["b"]
+    d["z"] = 26
+    return x + 1
+
+
+@pytest.mark.parametrize("fn, make", [
+    (reorder_ordered_dict, lambda: collections.OrderedDict(a=1, b=2, c=3)),
+    (pop_and_put_back, lambda: {"a": 1, "b": 2, "c": 3}),
+    (pop_and_put_back, lambda: collections.OrderedDict(a=1, b=2, c=3)),
+    (assign_values_only, lambda: collections.OrderedDict(a=1, b=2, c=3)),
+    (grow_and_shrink, lambda: {"a": 1, "b": 2, "c": 3}),
+])
+def test_an_input_dict_ends_as_eager_leaves_it(fn, make):
+    """The replay (`replace_entries`) writes what changed: the entries, in eager's order
+    (an OrderedDict reordered by moving its keys), and an OrderedDict's iterator made
+    before the call lives on exactly when it does in eager Python."""
+    outcomes = []
+    for run in (fn, minidynamo.compile(fn, backend="eager")):
+        d = make()
+        it = iter(d)
+        next(it)
+        run(torch.ones(2), d)
+        try:
+            rest = list(it)
+        except RuntimeError as error:
+            rest = str(error)
+        outcomes.append((list(d.items()), rest))
+    assert outcomes[1] == outcomes[0]
