@@ -17,6 +17,7 @@ import torch._dynamo.testing
 
 import minidynamo
 from minidynamo.testing import CompileCounter
+from tracer_helpers import same_outcome
 
 
 class Point:
@@ -120,26 +121,17 @@ def outcome(fn):
         return type(error), str(error)
 
 
-def same(left, right) -> bool:
-    if isinstance(left, torch.Tensor):
-        return isinstance(right, torch.Tensor) and torch.equal(left, right)
-    if isinstance(left, (list, tuple)):
-        return (type(left) is type(right) and len(left) == len(right)
-                and all(same(a, b) for a, b in zip(left, right)))
-    return left == right
-
-
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_formatting_is_eager_pythons(name):
     fn = CASES[name]
     expected = outcome(fn)
     counter = CompileCounter()
     got = outcome(minidynamo.compile(fn, backend=counter))
-    assert same(got, expected), (got, expected)
+    assert same_outcome(got, expected), (got, expected)
     assert counter.frame_count > 0  # traced, not run eagerly: the rules above were used
     if name in TORCH_WRONG:
         return
     torch._dynamo.reset()
     torch_counter = torch._dynamo.testing.CompileCounter()
-    assert same(outcome(torch.compile(fn, backend=torch_counter)), expected)
+    assert same_outcome(outcome(torch.compile(fn, backend=torch_counter)), expected)
     assert counter.frame_count == torch_counter.frame_count

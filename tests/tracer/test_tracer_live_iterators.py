@@ -19,6 +19,7 @@ import torch._dynamo.testing
 
 import minidynamo
 from minidynamo.testing import CompileCounter
+from tracer_helpers import same_outcome
 
 
 def list_appended_after_iter(x):
@@ -449,25 +450,16 @@ def outcome(fn, *args):
         return (type(error), str(error)), args
 
 
-def same(left, right) -> bool:
-    if isinstance(left, torch.Tensor):
-        return isinstance(right, torch.Tensor) and torch.equal(left, right)
-    if isinstance(left, (list, tuple)):
-        return (type(left) is type(right) and len(left) == len(right)
-                and all(same(a, b) for a, b in zip(left, right)))
-    return left == right
-
-
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_iteration_is_eager_pythons(name):
     fn, args = CASES[name]
     expected = outcome(fn, *args)
     counter = CompileCounter()
     got = outcome(minidynamo.compile(fn, backend=counter), *args)
-    assert same(got, expected), (got, expected)
+    assert same_outcome(got, expected), (got, expected)
     if name in TORCH_WRONG | TORCH_HANGS:
         return
     torch._dynamo.reset()
     torch_counter = torch._dynamo.testing.CompileCounter()
-    assert same(outcome(torch.compile(fn, backend=torch_counter), *args), expected)
+    assert same_outcome(outcome(torch.compile(fn, backend=torch_counter), *args), expected)
     assert counter.frame_count == torch_counter.frame_count

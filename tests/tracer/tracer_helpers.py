@@ -85,3 +85,14 @@ def assert_same_value(expected: Any, actual: Any) -> None:
             assert_same_value(expected[key], actual[key])
     else:
         assert actual == expected
+
+
+def same_outcome(left: Any, right: Any) -> bool:
+    """Whether two calls' outcomes (values, or an error's type and message) are equal:
+    tensors exactly, containers item by item and of the same type."""
+    if isinstance(left, torch.Tensor):
+        return isinstance(right, torch.Tensor) and torch.equal(left, right)
+    if isinstance(left, (list, tuple)):
+        return (type(left) is type(right) and len(left) == len(right)
+                and all(same_outcome(a, b) for a, b in zip(left, right)))
+    return left == right
