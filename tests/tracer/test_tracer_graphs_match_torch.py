@@ -178,6 +178,12 @@ class Stack(nn.Module):
         return self.head(x), len(self.layers)
 
 
+def rows_read_by_no_one(x, y):
+    for _ in y:  # getitems nobody reads: dropped, but torch.compile still compiles
+        pass     # the (empty) graph, as it asks for operations before dropping them
+    return (x,)
+
+
 def call_module(model, x):
     return model(x)
 
@@ -207,6 +213,7 @@ CASES = [
     (mutate_input_list, (X, [])),
     (in_place_on_input_returned, (X.clone(), Y)),
     (returns_an_untouched_input, (X, Y)),
+    (rows_read_by_no_one, (X, Y)),
 ]
 
 
