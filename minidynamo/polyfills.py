@@ -271,6 +271,22 @@ def object_ne(self: Any, other: Any, /) -> Any:
     return not result
 
 
+def object_repr(self: Any, /) -> str:
+    """object.__repr__, as CPython's `object_repr` writes it: `<module.Qualname object at
+    0x...>`, without the module for a builtins class. Tracing `id(self)` guards the
+    object's identity; an object made while tracing has no address yet (a graph break)."""
+    cls = type(self)
+    module = cls.__module__
+    if isinstance(module, str) and module != "builtins":
+        return f"<{module}.{cls.__qualname__} object at {hex(id(self))}>"
+    return f"<{cls.__qualname__} object at {hex(id(self))}>"
+
+
+def object_str(self: Any, /) -> str:
+    """object.__str__: the object's repr, by its class's `__repr__`."""
+    return type(self).__repr__(self)
+
+
 def sequence_eq(left: Any, right: Any, /) -> bool:
     """`left == right` for two lists (or two tuples) whose items are not all constants:
     equal lengths, and each pair the same object or equal, as CPython compares them."""

@@ -57,7 +57,8 @@ CLASS_CONSTANT_ATTRIBUTES = frozenset({"__name__", "__qualname__", "__module__",
 # ... and the classes around it: `type(x).__mro__`, `cls.__bases__`
 CLASS_HIERARCHY_ATTRIBUTES = frozenset({"__mro__", "__bases__", "__base__"})
 # object's own methods, written in C, reached on a user object: traced in Python
-OBJECT_METHOD_POLYFILLS = {"__init__": polyfills.object_init, "__ne__": polyfills.object_ne}
+OBJECT_METHOD_POLYFILLS = {"__init__": polyfills.object_init, "__ne__": polyfills.object_ne,
+                           "__repr__": polyfills.object_repr, "__str__": polyfills.object_str}
 
 
 def is_data_descriptor(attribute: Any) -> bool:

@@ -1,7 +1,8 @@
 """Formatting and class statements as the builtins do them: an f-string's `{value!r:spec}`
 converts with `str` / `repr` and formats with `format`, which trace an object's own
 `__str__`, `__repr__` and `__format__` (`object.__format__` is `str()` for an empty spec,
-a TypeError for any other); a `class` statement in the traced code breaks the graph
+a TypeError for any other; `object.__repr__` prints the object's address, its identity
+guarded); a `class` statement in the traced code breaks the graph
 at its `__build_class__` call, and the class is made natively, as torch.compile makes it.
 `value in iterator` pulls items until one equals it. Each program runs eagerly, under
 minidynamo and under torch.compile: minidynamo's result (value or raised error) must be
@@ -44,7 +45,16 @@ class BadFormat:
         return len(spec)
 
 
-POINT, PLAIN, BAD = Point(3), Plain(), BadFormat()
+class Bare:
+    """No `__repr__` or `__str__` of its own: object's, which print its address."""
+
+
+class OnlyRepr:
+    def __repr__(self):
+        return "only repr"
+
+
+POINT, PLAIN, BAD, BARE, ONLY_REPR = Point(3), Plain(), BadFormat(), Bare(), OnlyRepr()
 
 
 def f_string_of_objects(x):
@@ -67,6 +77,11 @@ def format_returns_a_number(x):
         return x + 1, f"{BAD:ab}"
     except TypeError as error:
         return x + 2, str(error)
+
+
+def object_repr_of_an_object(x):
+    return (x + 1, repr(BARE), str(BARE), f"{BARE!r}|{BARE}", object.__repr__(POINT),
+            repr(PLAIN), str(ONLY_REPR), object.__str__(POINT))
 
 
 def exception_text(x):
@@ -104,7 +119,7 @@ def in_runs_a_generator_to_its_end(x):
 
 CASES = {fn.__name__: fn for fn in [
     f_string_of_objects, format_and_repr_builtins, object_format_with_a_spec,
-    format_returns_a_number, exception_text, class_statement, in_pulls_from_an_iterator,
+    format_returns_a_number, object_repr_of_an_object, exception_text, class_statement, in_pulls_from_an_iterator,
     in_runs_a_generator_to_its_end,
 ]}
 
@@ -135,3 +150,22 @@ def test_formatting_is_eager_pythons(name):
     torch_counter = torch._dynamo.testing.CompileCounter()
     assert same_outcome(outcome(torch.compile(fn, backend=torch_counter)), expected)
     assert counter.frame_count == torch_counter.frame_count
+
+
+def repr_of_an_argument(x, obj):
+    return x + 1, f"{obj!r}", str(obj)
+
+
+def test_object_repr_is_the_objects_own_on_every_call():
+    """`object.__repr__` prints the object's address: an entry compiled for one object
+    must not answer for another (torch.compile 2.13 does: on the second call it returns
+    the first object's address). Tracing it guards the object's identity."""
+    counter = CompileCounter()
+    compiled = minidynamo.compile(repr_of_an_argument, backend=counter)
+    kept = []
+    for _ in range(3):
+        kept.append(Bare())  # alive, so that no two share an address
+        x = torch.ones(2)
+        assert same_outcome(compiled(x, kept[-1]), repr_of_an_argument(x, kept[-1]))
+    assert same_outcome(compiled(x, kept[0]), repr_of_an_argument(x, kept[0]))
+    assert counter.frame_count == 3  # one entry per object, the first reused
