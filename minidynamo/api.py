@@ -142,6 +142,23 @@ class OptimizedModule(torch.nn.Module):
         except AttributeError:
             return getattr(self._orig_mod, name)
 
+    # set on the wrapper itself; any other attribute is the original module's
+    OWN_ATTRIBUTES = frozenset({"_orig_mod", "_backend", "_fullgraph", "_dynamic", "_owner",
+                                "_module", "_hooked_call", "training", "__dict__"})
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        """`compiled.scale = 2` sets the original module's attribute, as on torch.compile's
+        OptimizedModule (the next call's guards see it); the wrapper's own attributes,
+        and what its class defines, stay the wrapper's."""
+        if name in self.OWN_ATTRIBUTES or hasattr(type(self), name) or "_module" not in self.__dict__:
+            return super().__setattr__(name, value)
+        setattr(self._module, name, value)
+
+    def __delattr__(self, name: str) -> None:
+        if name in self.OWN_ATTRIBUTES or hasattr(type(self), name):
+            return super().__delattr__(name)
+        delattr(self._module, name)
+
 
 def wrap_inline(fn: Callable[..., Any]) -> types.FunctionType:
     """A Python frame around `fn`, to compile a call of something without bytecode of its own."""

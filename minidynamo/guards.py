@@ -23,7 +23,7 @@ and `G` (its globals):
 | DICT_CONTAINS | a dict read by key (`d['a']`, `d.get('a')`, `'a' in d`) | `'a' in L['d']` |
 | NOT_IN_DICT | an attribute found on the class, a builtin | `'forward' not in L['m'].__dict__` |
 | NO_HOOKS | an nn.Module that is called | no hooks registered on it |
-| GLOBAL_STATE | every frame | grad mode, default dtype, deterministic algorithms |
+| GLOBAL_STATE | every frame | grad mode, default dtype, deterministic algorithms, autocast, TF32, threads, inference mode |
 | NO_ALIASING / DUPLICATE_INPUT | tensors and mutable objects | distinct inputs stay distinct, one object seen twice stays one |
 
 `CheckFunction` turns a frame's guards into the *check function* of its cache
@@ -53,7 +53,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable
 
 import torch
-from torch._C._dynamo.guards import TensorGuards
+from torch._C._dynamo.guards import GlobalStateGuard, TensorGuards
 from torch.fx.experimental.symbolic_shapes import SYMPY_INTERP
 
 from minidynamo.guard_reads import Reads
@@ -63,27 +63,27 @@ from minidynamo.sources import KEY_NAMES, Source, TypeSource, key_expression
 # -- the global state a graph depends on ----------------------------------------
 
 
-def global_state() -> tuple:
-    """The process-wide torch settings a traced graph bakes in (torch's GLOBAL_STATE)."""
-    return (  # torch's C functions (`torch.are_deterministic_algorithms_enabled` wraps one)
-        torch.is_grad_enabled(),
-        torch.get_default_dtype(),
-        torch._C._get_deterministic_algorithms(),
-        torch._C._get_deterministic_algorithms_warn_only(),
-        torch.is_inference_mode_enabled(),
-    )
+class GlobalState:
+    """The process-wide torch settings a traced graph bakes in, as they were when tracing
+    began: torch's own checker of them (its C++ `GlobalStateGuard`, the `GLOBAL_STATE`
+    guard of torch.compile: grad mode, default dtype, deterministic algorithms, autocast
+    per device, TF32 and reduced-precision reductions, the number of threads, the
+    torch-function state), and inference mode."""
 
+    def __init__(self) -> None:
+        self.torch_state = GlobalStateGuard()
+        self.inference_mode = torch.is_inference_mode_enabled()
 
-GLOBAL_STATE_FIELDS = (
-    "grad_mode", "default_dtype", "deterministic_algorithms",
-    "deterministic_algorithms_warn_only", "inference_mode",
-)
+    def holds(self) -> bool:
+        return self.torch_state.check() and (
+            torch.is_inference_mode_enabled() is self.inference_mode)
 
-
-def changed_global_state(expected: tuple) -> str:
-    names = [name for name, old, new in zip(GLOBAL_STATE_FIELDS, expected, global_state())
-             if old != new]
-    return f"GLOBAL_STATE changed: {', '.join(names)}"
+    def changed(self) -> str:
+        """`GLOBAL_STATE changed: grad_mode, num_threads`: the settings that differ now."""
+        names = self.torch_state.reason().split()
+        if torch.is_inference_mode_enabled() is not self.inference_mode:
+            names.append("inference_mode")
+        return f"GLOBAL_STATE changed: {', '.join(names)}"
 
 
 # -- what a tensor guard compares -------------------------------------------------
@@ -415,10 +415,10 @@ class GuardSet:
         self._add(Guard("NO_HOOKS", source, f"not ({hooks})"))
 
     def global_state(self) -> None:
-        state = global_state()
-        refs = {"___global_state": global_state, "___expected_state": state}
-        self._add(Guard("GLOBAL_STATE", None, "___global_state() == ___expected_state", refs,
-                        reason=lambda L, G: changed_global_state(state), user_line=" "))
+        state = GlobalState()
+        self._add(Guard("GLOBAL_STATE", None, "___global_state.holds()",
+                        {"___global_state": state},
+                        reason=lambda L, G: state.changed(), user_line=" "))
 
     def functorch_stack(self) -> None:
         """The trace entered a level of a torch.func transform (`variables/functorch.py`):

@@ -126,6 +126,9 @@ class OutputGraph:
         self.dynamic = dynamic  # compile's option: True, False or None (automatic)
         self.frame_sizes = frame_sizes if frame_sizes is not None else FrameSizes()
         self.symbol_nodes: dict[sympy.Symbol, torch.fx.Node] = {}  # s77 -> its placeholder
+        # a dynamic int or float read again from the same source (`type(o).k` twice) is
+        # the same input: ints are not tracked by identity as tensors are
+        self.scalar_inputs: dict[Source, SymNodeVariable] = {}
         self.tracked_fakes: list[tuple[Any, Source]] = []  # what the shape guards are about
         self.side_effects = SideEffects(self)
         self.guards = GuardSet(user_line=self.user_line)  # what this trace assumed (ch 9)
@@ -175,6 +178,7 @@ class OutputGraph:
         self._user_line = (None, None), ""
         self.realized_inputs.clear()
         self.tracked_fakes.clear()
+        self.scalar_inputs.clear()
         self.fakes_before_set_data.clear()
         self.translators.clear()
         self.side_effects.clear()
@@ -254,6 +258,8 @@ class OutputGraph:
     def add_symint_input(self, source: Source, value: int) -> SymNodeVariable:
         """A dynamic int from outside (chapter 9): a symbol of the ShapeEnv, whose
         placeholder is named after the source (`L_n_`); any value but its type may change."""
+        if source in self.scalar_inputs:
+            return self.scalar_inputs[source]
         symint = self.shape_env.create_unspecified_symint_and_symbol(
             value, shape_env_source(source), DimDynamic.DYNAMIC)
         placeholders = [node for node in self.graph.nodes if node.op == "placeholder"]
@@ -264,12 +270,15 @@ class OutputGraph:
         self.graph_inputs.append(GraphInput(source, value, node))
         self.symbol_nodes[symint.node.expr] = node
         self.tracked_fakes.append((symint, source))
-        return SymNodeVariable(node, symint, source=source)
+        variable = self.scalar_inputs[source] = SymNodeVariable(node, symint, source=source)
+        return variable
 
     def add_float_input(self, source: Source, value: float) -> SymNodeVariable:
         """A dynamic float from outside (chapter 9), as torch 2.13 takes one: the graph's
         input is a 0-d float64 tensor (`L_s_`) and its first use reads it back,
         `item = l_s_.item()`, a SymFloat that the rest of the graph computes with."""
+        if source in self.scalar_inputs:
+            return self.scalar_inputs[source]
         tensor = torch.tensor(value, dtype=torch.float64)
         placeholders = [node for node in self.graph.nodes if node.op == "placeholder"]
         with self.graph.inserting_after(placeholders[-1]) if placeholders else \
@@ -281,7 +290,8 @@ class OutputGraph:
         item = self.graph.call_method("item", (node,))
         item.meta["example_value"] = symfloat = example.item_memo
         self.tracked_fakes.append((symfloat, source))
-        return SymNodeVariable(item, symfloat, source=source)
+        variable = self.scalar_inputs[source] = SymNodeVariable(item, symfloat, source=source)
+        return variable
 
     def size_item(self, tx: Translator, tensor: TensorVariable, what: str, dim: int,
                   value: Any) -> VariableTracker:
@@ -433,16 +443,15 @@ class OutputGraph:
     def call_graph(self, outputs: list[torch.fx.Node]) -> list[Instruction]:
         """Finish and compile the graph (`call_backend`); the instructions that call it
         (none if the graph is empty)."""
-        traced_calls = any(node.op.startswith("call_") and node.target is not
-                           torch._C._set_grad_enabled for node in self.graph.nodes)
+        remove_grad_mode_toggles(self.graph)  # a block entered just before a break
+        # asked before the unused nodes go, as torch.compile asks (a loop over a tensor's
+        # rows that reads none of them leaves an empty graph, compiled); a lone
+        # `_set_grad_enabled(False)` is a call: the graph sets the mode when it runs
+        traced_calls = any(node.op.startswith("call_") for node in self.graph.nodes)
         self.graph.output(tuple(outputs))
         self.remove_unused_nodes()
-        remove_grad_mode_toggles(self.graph)  # a block entered just before a break
         if not outputs and not traced_calls:
-            # nothing for a backend to do: no graph, as in torch.compile, which asks
-            # before it drops the unused nodes (a loop over a tensor's rows that reads
-            # none of them leaves an empty graph, compiled)
-            return []
+            return []  # nothing for a backend to do: no graph, as in torch.compile
         gm = torch.fx.GraphModule(torch.nn.Module(), self.graph)
         name = f"__compiled_fn_{next(_global_names)}"
         if logs.is_enabled("graph_code"):

@@ -271,6 +271,20 @@ def object_ne(self: Any, other: Any, /) -> Any:
     return not result
 
 
+def sequence_iterator(sequence: Any, /) -> Iterator[Any]:
+    """iter() of an object whose class has `__getitem__` and no `__iter__`: its items at
+    0, 1, 2, ... until `__getitem__` raises IndexError (or StopIteration), as CPython's
+    sequence iterator does."""
+    index = 0
+    while True:
+        try:
+            item = sequence[index]
+        except (IndexError, StopIteration):
+            return
+        yield item
+        index += 1
+
+
 def object_repr(self: Any, /) -> str:
     """object.__repr__, as CPython's `object_repr` writes it: `<module.Qualname object at
     0x...>`, without the module for a builtins class. Tracing `id(self)` guards the

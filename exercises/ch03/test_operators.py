@@ -71,6 +71,21 @@ def test_in_place_operator_falls_back_to_the_plain_one():
     run(tuple_grows)
 
 
+def size_grows(x):
+    n = x.shape[0]          # a symbol with dynamic=True: `n += 1` is a node
+    n += 1
+    before = n              # the old value: an int is never updated in place
+    n += 1
+    return x.sum() + before, n, before
+
+
+@pytest.mark.task("ch03.1")
+def test_in_place_operator_on_a_symbol_is_the_plain_one():
+    """FX writes an `iadd` node as `iadd += 1`, which rebinds the name every alias of the
+    old value reads: `before` would become `n`. torch.compile records `add`."""
+    assert_same_as_torch(size_grows, torch.randn(5), dynamic=True)
+
+
 @pytest.mark.task("ch03.1")
 @pytest.mark.parametrize("container", [list, tuple])
 def test_an_item_of_a_list_leaves_the_other_items_lazy(container):

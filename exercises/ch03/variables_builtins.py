@@ -40,7 +40,7 @@ from minidynamo.variables.constant import ConstantVariable, constant, fold, fold
 from minidynamo.variables.deepcopy import deepcopy
 from minidynamo.variables.functions import partial
 from minidynamo.variables.construction import object_new, tuple_new
-from minidynamo.variables.dicts import ConstDictVariable, as_key, dict_items, set_from_values
+from minidynamo.variables.dicts import ConstDictVariable, SetVariable, as_key, dict_items, set_from_values
 from minidynamo.variables.keys import is_constant_key, real_object
 from minidynamo.variables.iterators import LazyBuiltinIteratorVariable
 from minidynamo.variables.lists import BaseListVariable, ListVariable, RangeVariable, SliceVariable, TupleVariable, sorted_items

@@ -41,6 +41,20 @@ def empty_no_grad(x):
     return y * 2
 
 
+def only_an_empty_no_grad(x, n):
+    with torch.no_grad():         # its two toggles go before the graph is judged empty
+        pass
+    return n + 1
+
+
+def grad_off_then_break(x):
+    torch.set_grad_enabled(False)  # the graph's only call: it must run to switch the mode
+    torch._dynamo.graph_break()
+    y = x * 3                     # so this is computed without grad, as in eager
+    torch.set_grad_enabled(True)
+    return y
+
+
 def no_grad_metadata(x):
     y = x.cos()
     with torch.no_grad():

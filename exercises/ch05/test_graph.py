@@ -218,6 +218,14 @@ def test_an_empty_grad_mode_block_leaves_no_toggles(fn):
 
 
 @pytest.mark.task("ch05.3")
+def test_a_graph_that_only_switches_grad_mode():
+    """An empty no_grad block alone is no graph; `torch.set_grad_enabled(False)` before a
+    break is one: without it the mode would stay on and `y` would require grad."""
+    assert_same_as_torch(samples.only_an_empty_no_grad, torch.randn(3), 2)
+    assert_same_as_torch(samples.grad_off_then_break, torch.randn(3, requires_grad=True))
+
+
+@pytest.mark.task("ch05.3")
 def test_a_graph_with_operations_and_no_output_still_runs():
     """`x.mul_(2); return n`: nothing leaves the graph, but it changes x, so it is compiled
     and called; only a graph with neither outputs nor operations is skipped."""

@@ -56,6 +56,18 @@ class NotFound(AppError):
 ## Unwinding (ch08.1) #####################################################################
 
 
+def context_of_a_failed_lookup(x):
+    """`{}['k']` fails inside an `except` block: CPython gives the new KeyError the
+    ValueError being handled as its `__context__`, as a `raise` there would."""
+    try:
+        try:
+            raise ValueError("first")
+        except ValueError:
+            {}["k"]
+    except KeyError as error:
+        return x + 1, repr(error.__context__)
+
+
 def caught_with_values_on_the_stack(x):
     try:
         pair = (x, x + 1, {"a": 1}["b"])  # two values on the stack when KeyError is raised
@@ -360,7 +372,9 @@ class Recorder:
         return len(self.log)
 
     def __exit__(self, exc_type, exc, tb):
-        self.log.append("exit" if exc_type is None else f"exit {exc_type.__name__} {exc.args}")
+        # a raised exception has a traceback: `tb is None` only when nothing was raised
+        self.log.append("exit" if exc_type is None
+                        else f"exit {exc_type.__name__} {exc.args} traceback={tb is not None}")
         return False
 
 

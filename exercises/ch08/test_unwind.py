@@ -34,6 +34,14 @@ def test_caught_exceptions_give_one_graph_like_torch(fn):
 
 
 @pytest.mark.task("ch08.1")
+def test_an_operations_exception_gets_the_handled_one_as_context():
+    """The KeyError is raised by a lookup, not a `raise`: handle_exception is where it
+    first becomes an exception object, so it is where it gets its `__context__`."""
+    comparison = check(programs.context_of_a_failed_lookup, x3(), graphs=1)
+    assert comparison.minidynamo.outcomes[0].value[1] == "ValueError('first')"
+
+
+@pytest.mark.task("ch08.1")
 def test_an_uncaught_exception_runs_the_frame_eagerly():
     """No entry covers the raise: the exception leaves the frame, which then runs
     eagerly (MD0013), so the caller gets eager's KeyError; torch.compile does the same."""

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING
 from minidynamo.bytecode import Instruction
 from minidynamo.exc import ObservedException
 from minidynamo.variables import ConstantVariable, VariableTracker
-from minidynamo.variables.exceptions import ExceptionClassVariable, ExceptionVariable, exception_of, instantiate
+from minidynamo.variables.exceptions import ExceptionClassVariable, ExceptionVariable, TracebackVariable, exception_of, instantiate
 if TYPE_CHECKING:
     from minidynamo.translator.base import InstructionTranslatorBase
 

@@ -44,6 +44,7 @@ from minidynamo.variables import ConstantVariable, VariableTracker
 from minidynamo.variables.exceptions import (
     ExceptionClassVariable,
     ExceptionVariable,
+    TracebackVariable,
     exception_of,
     instantiate,
 )
@@ -74,7 +75,11 @@ def handle_exception(tx: InstructionTranslatorBase, raised: ObservedException) -
     entry = inst.exn_tab_entry
     if entry is None:
         raise raised
+    by_an_operation = raised.value is None  # `d[k]`, not `raise`: no exception object yet
     exception = exception_of(raised)
+    handled = tx.exc_info.topmost()
+    if by_an_operation and handled is not None:  # raised while another is handled
+        exception = raised.value = exception.chained(context=handled)
     del tx.stack[entry.depth:]
     if entry.lasti:
         tx.push(ConstantVariable(inst.offset))
@@ -150,5 +155,5 @@ class ExceptionHandlers:
         below the exception: the saved exception, `lasti` and `__exit__` itself."""
         exception = self.stack[-1]
         exit_function = self.stack[-4]
-        arguments = [ExceptionClassVariable(exception.exc_type), exception, ConstantVariable(None)]
+        arguments = [ExceptionClassVariable(exception.exc_type), exception, TracebackVariable()]
         self.push(exit_function.call_function(self, arguments, {}))

@@ -46,8 +46,8 @@ from minidynamo.variables.misc import GetAttrVariable, NullVariable, PythonModul
 from minidynamo.variables.nn_module import NNModuleVariable
 from minidynamo.variables.tensor import TensorVariable
 from minidynamo.variables.torch import TorchFunctionVariable
+from minidynamo.variables.user_classes import UserDefinedClassVariable
 from minidynamo.variables.user_defined import (
-    UserDefinedClassVariable,
     UserDefinedDictVariable,
     UserDefinedObjectVariable,
     UserDefinedSequenceVariable,

@@ -63,7 +63,9 @@ from minidynamo.variables.constant import (
 from minidynamo.variables.deepcopy import deepcopy
 from minidynamo.variables.functions import partial
 from minidynamo.variables.construction import object_new, tuple_new
-from minidynamo.variables.dicts import ConstDictVariable, as_key, dict_items, set_from_values
+from minidynamo.variables.dicts import (
+    ConstDictVariable, SetVariable, as_key, dict_items, set_from_values,
+)
 from minidynamo.variables.keys import is_constant_key, real_object
 from minidynamo.variables.iterators import LazyBuiltinIteratorVariable
 from minidynamo.variables.lists import (
@@ -229,7 +231,9 @@ def call_operator(tx: Translator, fn: Callable[..., Any], args: list[Variable]) 
         return tensor_operator(tx, fn, args)  # rule 2: a graph node
     if any(isinstance(arg, SymNodeVariable) for arg in args) and all(
             isinstance(arg, (SymNodeVariable, ConstantVariable)) for arg in args):
-        return tx.output.create_node(tx, "call_function", fn, args, {})  # s77 * 2: a node too
+        # s77 * 2: a node too; `n += 1` is `n + 1` (an int is not updated in place, and
+        # FX writes an `iadd` node as `iadd += 1`, which would change every alias of it)
+        return tx.output.create_node(tx, "call_function", BINARY_OF_IN_PLACE.get(fn, fn), args, {})
     dunder = OPERATOR_DUNDERS[fn]  # rule 3: the operand's own method
     receiver, rest = args[0], args[1:]
     if dunder in IN_PLACE_FALLBACK and not hasattr(receiver, method_handler_name(dunder)):
@@ -311,9 +315,12 @@ def _callable(tx: Translator, obj: VariableTracker) -> VariableTracker:
 
 
 def _type(tx: Translator, obj: VariableTracker) -> VariableTracker:
+    """`type(obj)`, with the source it is read again from (`type(L['o'])`), so that what
+    is read off it (`type(o).k`, a class attribute) is guarded like `o.k` would be."""
     from minidynamo.variables.builder import VariableBuilder
+    from minidynamo.variables.user_defined import type_source
 
-    return VariableBuilder(tx.output, None)(obj.python_type())
+    return VariableBuilder(tx.output, type_source(obj))(obj.python_type())
 
 
 def _getattr(
@@ -363,6 +370,18 @@ def _iter(tx: Translator, obj: VariableTracker) -> VariableTracker:
 
 
 def _next(tx: Translator, iterator: Variable, default: Variable | None = None) -> Variable:
+    """`next(it)`: `it` must be an iterator (a list is not: TypeError, as in CPython); a
+    user object is one when its class has `__next__`, which runs as it is."""
+    from minidynamo.variables.user_defined import UserDefinedObjectVariable
+
+    iterator = iterator.realize()
+    if isinstance(iterator, UserDefinedObjectVariable):
+        if default is None:
+            return iterator.dunder_next(tx)
+        item = iterator.next_variable(tx)
+        return default if item is None else item
+    if isinstance(iterator, NOT_ITERATORS):
+        raise_observed(TypeError, f"'{iterator.python_type().__name__}' object is not an iterator")
     iterator = iterator.get_iterator(tx)
     item = iterator.next_variable(tx)
     if item is None:
@@ -370,6 +389,10 @@ def _next(tx: Translator, iterator: Variable, default: Variable | None = None) -
             iterator.raise_stop_iteration()
         return default
     return item
+
+
+# what `next()` refuses: containers and values that are iterable but not iterators
+NOT_ITERATORS = (BaseListVariable, ConstDictVariable, SetVariable, TensorVariable, ConstantVariable)
 
 
 def _enumerate(tx: Translator, iterable: Variable, start: Variable | None = None) -> Variable:

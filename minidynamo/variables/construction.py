@@ -39,9 +39,9 @@ from minidynamo.variables.lists import (
     TupleVariable,
     make_deque,
 )
+from minidynamo.variables.user_classes import UserDefinedClassVariable
 from minidynamo.variables.user_defined import (
     DICT_BASES,
-    UserDefinedClassVariable,
     UserDefinedDictVariable,
     UserDefinedObjectVariable,
     UserDefinedSequenceVariable,

@@ -509,6 +509,14 @@ PURE_SET_METHODS = frozenset({
     "__eq__", "__ne__", "__le__", "__lt__", "__ge__", "__gt__",
 })
 
+# a set's methods that change it in place -> the pure method that computes what it holds
+# after (`s |= t` keeps `s` the same object: every alias sees the change)
+IN_PLACE_SET_METHODS = {
+    "__ior__": "__or__", "__iand__": "__and__", "__isub__": "__sub__", "__ixor__": "__xor__",
+    "difference_update": "difference", "intersection_update": "intersection",
+    "symmetric_difference_update": "symmetric_difference",
+}
+
 
 @dataclass(frozen=True, eq=False, repr=False)
 class SetVariable(VariableTracker):
@@ -563,6 +571,8 @@ class SetVariable(VariableTracker):
         """Pure set algebra runs on real sets; mutating methods are the `method_*` below."""
         if self.frozen and not hasattr(frozenset, name):
             raise_observed(AttributeError, f"'frozenset' object has no attribute {name!r}")
+        if name in IN_PLACE_SET_METHODS and not self.frozen and not kwargs:
+            return self.updated(tx, name, args)
         if name not in PURE_SET_METHODS or kwargs:
             return super().call_method(tx, name, args, kwargs)
         others = [set(as_key(tx, v) for v in arg.unpack_var_sequence(tx)) for arg in args]
@@ -585,6 +595,31 @@ class SetVariable(VariableTracker):
 
     def dunder_contains(self, tx: Translator, value: VariableTracker) -> VariableTracker:
         return ConstantVariable(as_key(tx, value) in self.keys(tx))
+
+    def updated(self, tx: Translator, name: str, args: Sequence[VariableTracker]) -> VariableTracker:
+        """One of `IN_PLACE_SET_METHODS`: this set made to hold what the pure method
+        computes. An operator (`s |= t`) takes only another set (with anything else,
+        Python goes on to the other operand's methods: not traced) and returns this set;
+        a method, None."""
+        args = [arg.realize() for arg in args]
+        operator_form = name.startswith("__")
+        if operator_form and not all(isinstance(arg, SetVariable) for arg in args):
+            graph_break(UNSUPPORTED_OPERATOR, f"set.{name} of {args[0]}, not a set")
+        result = self.call_method(tx, IN_PLACE_SET_METHODS[name], args, {})
+        tx.output.side_effects.latest(self).mutated(tx, set(result.keys(tx)))
+        return tx.output.side_effects.latest(self) if operator_form else ConstantVariable(None)
+
+    def dunder_ior(self, tx: Translator, other: VariableTracker) -> VariableTracker:
+        return self.call_method(tx, "__ior__" if not self.frozen else "__or__", [other], {})
+
+    def dunder_iand(self, tx: Translator, other: VariableTracker) -> VariableTracker:
+        return self.call_method(tx, "__iand__" if not self.frozen else "__and__", [other], {})
+
+    def dunder_isub(self, tx: Translator, other: VariableTracker) -> VariableTracker:
+        return self.call_method(tx, "__isub__" if not self.frozen else "__sub__", [other], {})
+
+    def dunder_ixor(self, tx: Translator, other: VariableTracker) -> VariableTracker:
+        return self.call_method(tx, "__ixor__" if not self.frozen else "__xor__", [other], {})
 
     def method_add(self, tx: Translator, value: VariableTracker) -> VariableTracker:
         values = set(self.keys(tx))

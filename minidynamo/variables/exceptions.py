@@ -94,8 +94,9 @@ class ExceptionVariable(VariableTracker):
             return linked if linked is not None else ConstantVariable(None)
         if name == "__suppress_context__":
             return ConstantVariable(self.suppress_context)
-        if name == "__traceback__":
-            return ConstantVariable(None)  # no traceback: the exception was never real
+        if name == "__traceback__":  # a raised one has a traceback, which does not exist yet
+            graph_break(UNSUPPORTED_ATTRIBUTE, f"{self.exc_type.__name__}.__traceback__: the "
+                        "exception was raised while tracing, its traceback is not made yet")
         if name == "__class__":
             return ExceptionClassVariable(self.exc_type)
         if name in self.attributes:
@@ -139,14 +140,50 @@ class ExceptionVariable(VariableTracker):
         return self.clone(**changes) if changes else self
 
     def reconstruct(self, codegen: PyCodegen) -> None:
-        """`exc_type(*args)` (the chaining is not rebuilt)."""
+        """`exc_type(*args)`, its chaining set again by `chained_exception` when it has
+        any (an exception caught in the frame and stored keeps its `__cause__`)."""
+        chained = self.cause is not None or self.context is not None or self.suppress_context
+        if chained:
+            codegen.load_callable(chained_exception)
         codegen.load_callable(self.exc_type)
         for arg in self.args:
             codegen(arg)
         codegen.call_function(len(self.args))
+        if chained:
+            for linked in (self.cause, self.context):
+                codegen(linked) if linked is not None else codegen.load_const(None)
+            codegen.load_const(self.suppress_context)
+            codegen.call_function(4)
 
     def __repr__(self) -> str:
         return f"ExceptionVariable({self.exc_type.__name__}{self.args!r})"
+
+
+@dataclass(frozen=True, eq=False, repr=False)
+class TracebackVariable(VariableTracker):
+    """The traceback of an exception raised while tracing, as `__exit__` receives it: a
+    traceback object, not None (`tb is None` is False), whose contents do not exist
+    yet: reading it breaks the graph."""
+
+    def python_type(self) -> type:
+        return types.TracebackType
+
+    def var_getattr(self, tx: Translator, name: str) -> VariableTracker:
+        graph_break(UNSUPPORTED_ATTRIBUTE, f"traceback.{name} of an exception raised while "
+                    "tracing: its traceback is not made yet")
+
+    def __repr__(self) -> str:
+        return "TracebackVariable()"
+
+
+def chained_exception(exception: BaseException, cause: BaseException | None,
+                      context: BaseException | None, suppress: bool) -> BaseException:
+    """Runs in generated code: an exception rebuilt after the graph, linked as it was
+    (setting `__cause__` sets `__suppress_context__` too: that one comes last)."""
+    exception.__cause__ = cause
+    exception.__context__ = context
+    exception.__suppress_context__ = suppress
+    return exception
 
 
 def is_none(value: VariableTracker) -> bool:

@@ -136,7 +136,11 @@ class BaseListVariable(VariableTracker):
             return self.with_items(self.items[position])
         try:
             return self.items[position]
-        except (IndexError, TypeError) as error:
+        except IndexError:  # in the words of the sequence's C type (the items are a tuple)
+            kind = next(base for base in (list, collections.deque, tuple)
+                        if issubclass(self.python_type(), base))
+            raise_observed(IndexError, f"{kind.__name__} index out of range")
+        except TypeError as error:
             raise_observed(type(error), *error.args)
 
     def dunder_contains(self, tx: Translator, value: VariableTracker) -> VariableTracker:
@@ -257,6 +261,11 @@ class ListVariable(BaseListVariable):
 
     def dunder_iadd(self, tx: Translator, other: VariableTracker) -> VariableTracker:
         return self.extended(tx, other)
+
+    def dunder_imul(self, tx: Translator, count: VariableTracker) -> VariableTracker:
+        """`xs *= n`: this list, repeated in place (every alias sees it)."""
+        self.mutated(tx, list(self.items) * _as_index(tx, count))
+        return tx.output.side_effects.latest(self)
 
     def extended(self, tx: Translator, other: VariableTracker) -> ListVariable:
         """`self.extend(other)` as CPython runs it: one item at a time, each appended to

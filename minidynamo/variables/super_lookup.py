@@ -15,8 +15,11 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from minidynamo.exc import raise_observed
+from minidynamo.guards import constant_guard_kind
+from minidynamo.sources import AttrSource, GetItemSource, Source
 from minidynamo.variables.base import VariableTracker
-from minidynamo.variables.user_defined import UserDefinedClassVariable, class_attribute
+from minidynamo.variables.user_classes import UserDefinedClassVariable
+from minidynamo.variables.user_defined import IMMUTABLE_TYPE, class_attribute, type_source
 
 if TYPE_CHECKING:
     from minidynamo.translator.base import InstructionTranslatorBase as Translator
@@ -34,7 +37,9 @@ class SuperVariable(VariableTracker):
         if isinstance(self.obj, UserDefinedClassVariable):  # super() in a classmethod
             return self.class_getattr(tx, name)
         mro = self.obj.python_type().__mro__
-        for klass in mro[mro.index(self.owner) + 1:]:
+        for index in range(mro.index(self.owner) + 1, len(mro)):
+            klass = mro[index]
+            guard_class_entry(tx, type_source(self.obj), index, klass, name)
             if name in vars(klass):
                 return class_attribute(tx, self.obj, klass, name, vars(klass)[name], None)
         raise_observed(AttributeError, f"'super' object has no attribute {name!r}")
@@ -58,3 +63,20 @@ class SuperVariable(VariableTracker):
 
     def __repr__(self) -> str:
         return f"SuperVariable({self.owner.__name__})"
+
+
+def guard_class_entry(tx: Translator, on_type: Source | None, index: int, klass: type,
+                      name: str) -> None:
+    """What `super()` found in (or did not find in) the class at `index` of the object's
+    MRO, `type(o).__mro__[index].__dict__`: the same entry next time (`Base.m = other`
+    is another method), or still none. A builtin class's dict cannot change."""
+    if on_type is None or klass.__flags__ & IMMUTABLE_TYPE:
+        return
+    namespace = AttrSource(GetItemSource(AttrSource(on_type, "__mro__"), index), "__dict__")
+    if name not in vars(klass):
+        tx.output.guards.not_in_dict(namespace, name)
+        return
+    value = vars(klass)[name]
+    kind = constant_guard_kind(value) if isinstance(value, (int, float, str, bool, type(None))) \
+        else "ID_MATCH"
+    tx.output.guards.add(kind, GetItemSource(namespace, name), value)

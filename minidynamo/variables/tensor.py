@@ -56,6 +56,14 @@ CONSTANT_METHODS = frozenset({
     "element_size", "get_device", "is_inference", "has_names",
 })
 
+# Methods that answer from what a tensor's guards do not check (where its data sits in
+# its storage, whether it is a view, shared, pinned): folded, the next call's view of
+# another offset would reuse the answer. A graph break: they run natively.
+LAYOUT_METHODS = frozenset({
+    "storage_offset", "_is_view", "is_set_to", "is_shared", "is_pinned", "data_ptr",
+    "untyped_storage", "storage", "_storage",
+})
+
 # Attributes that are tensors themselves: a `getattr` node, like `l_x_.T`.
 TENSOR_ATTRIBUTES = frozenset({"T", "mT", "H", "mH", "real", "imag", "data"})
 
@@ -215,6 +223,9 @@ class TensorVariable(VariableTracker):
             from minidynamo.variables.numpy import tensor_to_ndarray
 
             return tensor_to_ndarray(tx, self, kwargs.get("force"))
+        if name in LAYOUT_METHODS:
+            graph_break(UNSUPPORTED_ATTRIBUTE, f"Tensor.{name}() answers from the tensor's "
+                        "storage, which its guards do not check")
         if name in CONSTANT_METHODS and all(arg.is_python_constant() for arg in args):
             values = [arg.as_python_constant() for arg in args]
             keywords = {key: value.as_python_constant() for key, value in kwargs.items()}

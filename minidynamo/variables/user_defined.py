@@ -18,6 +18,14 @@ attribute recorded; for an object that exists outside the frame, it is a side
 effect replayed after the graph. Objects created while tracing (`Point(1, 2)`)
 run their `__init__` inlined and are rebuilt in the output code if they escape.
 
+A class itself, read or called, is a `UserDefinedClassVariable` (`user_classes.py`).
+An attribute read off the class is guarded where it was read (`type(L['o']).k`, the
+entry `super()` found in `type(o).__mro__[i].__dict__`), and one found nowhere is guarded
+as missing on every class of the MRO: a class changed between calls is read again.
+Special methods Python calls implicitly (`len(obj)`, `iter(obj)`, `-obj`) are looked up
+on the class, and a missing one raises CPython's TypeError; `iter()` follows CPython's
+protocol (`__iter__` returning `self`, `__getitem__` without `__iter__`).
+
 Compare with TorchDynamo: `torch/_dynamo/variables/user_defined.py`
 (`UserDefinedClassVariable`, `UserDefinedObjectVariable`, `var_getattr`).
 """
@@ -41,7 +49,7 @@ from minidynamo.exc import (
     raise_observed,
 )
 from minidynamo.guard_reads import lookup
-from minidynamo.sources import AttrSource, GenericAttrSource, Source, TypeSource
+from minidynamo.sources import AttrSource, GenericAttrSource, GetItemSource, Source, TypeSource
 from minidynamo.variables.base import KnownFunctionVariable, VariableTracker, new_object_id
 from minidynamo.variables.constant import ConstantVariable, constant
 from minidynamo.variables.lazy import build_lazily
@@ -56,6 +64,21 @@ _MISSING = object()
 CLASS_CONSTANT_ATTRIBUTES = frozenset({"__name__", "__qualname__", "__module__", "__doc__"})
 # ... and the classes around it: `type(x).__mro__`, `cls.__bases__`
 CLASS_HIERARCHY_ATTRIBUTES = frozenset({"__mro__", "__bases__", "__base__"})
+# Special methods Python calls implicitly (`len(obj)`, `obj[k]`, `-obj`) look on the
+# class only; when the class has none, the operation raises TypeError in these words
+# ({} is the class's name). The iteration protocol is `get_iterator` / `next_variable`.
+MISSING_SPECIAL_METHODS = {
+    "__len__": "object of type '{}' has no len()",
+    "__getitem__": "'{}' object is not subscriptable",
+    "__setitem__": "'{}' object does not support item assignment",
+    "__delitem__": "'{}' object doesn't support item deletion",
+    "__call__": "'{}' object is not callable",
+    "__next__": "'{}' object is not an iterator",
+    "__neg__": "bad operand type for unary -: '{}'",
+    "__pos__": "bad operand type for unary +: '{}'",
+    "__invert__": "bad operand type for unary ~: '{}'",
+    "__abs__": "bad operand type for abs(): '{}'",
+}
 # object's own methods, written in C, reached on a user object: traced in Python
 OBJECT_METHOD_POLYFILLS = {"__init__": polyfills.object_init, "__ne__": polyfills.object_ne,
                            "__repr__": polyfills.object_repr, "__str__": polyfills.object_str}
@@ -85,36 +108,48 @@ def class_attribute(
     from minidynamo.variables.builder import VariableBuilder
     from minidynamo.variables.functions import UserFunctionVariable, UserMethodVariable
 
-    if isinstance(attribute, staticmethod):
-        return VariableBuilder(tx.output, None)(attribute.__func__)
-    if isinstance(attribute, classmethod):
-        owner = VariableBuilder(tx.output, None)(cls)
+    on_type = type_source(obj)
+    if on_type is not None and _lookup_static(obj.python_type(), name) is not attribute:
+        on_type = None  # reached another way (`super()`): not `type(obj).name` next time
+    if isinstance(attribute, staticmethod):  # `type(o).m` is the function itself
+        found = AttrSource(on_type, name) if on_type is not None else None
+        return VariableBuilder(tx.output, found)(attribute.__func__)
+    if isinstance(attribute, classmethod):  # bound to the class, read through `type(o)`
+        owner = VariableBuilder(tx.output, on_type)(cls)
+        if on_type is not None:  # the class's function, next time too (`Cls.m = other`)
+            on_class = AttrSource(AttrSource(on_type, name), "__func__")
+            tx.output.guards.add("ID_MATCH", on_class, attribute.__func__)
         return UserMethodVariable(attribute.__func__, owner)
     if isinstance(attribute, property):
         if attribute.fget is None or not isinstance(attribute.fget, types.FunctionType):
             graph_break(UNSUPPORTED_ATTRIBUTE, f"property {name!r} has no Python getter")
-        on_type = type_source(obj)
-        if on_type is not None and _lookup_static(obj.python_type(), name) is attribute:
-            # the class's getter, next time too (`Cls.prop = other_property`)
+        if on_type is not None:  # the class's getter, next time too (`Cls.prop = other`)
             on_class = AttrSource(AttrSource(on_type, name), "fget")
             tx.output.guards.add("ID_MATCH", on_class, attribute.fget)
         return UserFunctionVariable(attribute.fget).call_function(tx, [obj], {})
     if isinstance(attribute, types.FunctionType):
-        on_type = type_source(obj)
-        if on_type is not None and _lookup_static(obj.python_type(), name) is attribute:
-            # the class's function, next time too (`Cls.f = g`); not one reached by super()
+        if on_type is not None:  # the class's function, next time too (`Cls.f = g`)
             tx.output.guards.add("ID_MATCH", AttrSource(on_type, name), attribute)
         return UserMethodVariable(attribute, obj, source=source)
     if isinstance(attribute, BUILTIN_METHOD_DESCRIPTORS):  # dict.get, object.__setattr__
         return builtin_method(tx, obj, attribute.__objclass__, name)
     getter = getattr(type(attribute), "__get__", None)
     if isinstance(getter, types.FunctionType):  # a descriptor written in Python: inlined
-        descriptor = VariableBuilder(tx.output, None)(attribute)
-        owner = VariableBuilder(tx.output, None)(obj.python_type())
-        return UserFunctionVariable(getter).call_function(tx, [descriptor, obj, owner], {})
+        # the descriptor object itself, `type(o).__dict__['d']`, so that what its
+        # `__get__` reads of it is guarded (reading `type(o).d` would call `__get__`)
+        in_class_dict = None
+        if on_type is not None and vars(obj.python_type()).get(name) is attribute:
+            in_class_dict = GetItemSource(AttrSource(on_type, "__dict__"), name)
+        descriptor = VariableBuilder(tx.output, in_class_dict)(attribute)
+        owner = VariableBuilder(tx.output, on_type)(obj.python_type())
+        get = UserFunctionVariable(getter) if in_class_dict is None else VariableBuilder(
+            tx.output, AttrSource(TypeSource(in_class_dict), "__get__"))(getter)
+        return get.call_function(tx, [descriptor, obj, owner], {})
     if hasattr(type(attribute), "__get__") and not isinstance(attribute, type):
         what = f"{cls.__name__}.{name} is a {type(attribute).__name__} descriptor"
         graph_break(UNSUPPORTED_ATTRIBUTE, what)
+    if source is None and on_type is not None:  # made while tracing: `K.s`, where K was read
+        source = AttrSource(on_type, name)
     return VariableBuilder(tx.output, source)(attribute)
 
 
@@ -193,7 +228,23 @@ def object_attribute(
     if custom_getattr is not _MISSING and custom_getattr is not torch.nn.Module.__getattr__:
         what = f"{cls.__name__} defines __getattr__ (reading {name!r})"
         graph_break(UNSUPPORTED_ATTRIBUTE, what)
+    guard_missing_on_classes(tx, type_source(obj), cls, name)
     raise_observed(AttributeError, f"{cls.__name__!r} object has no attribute {name!r}")
+
+
+IMMUTABLE_TYPE = 1 << 8  # Py_TPFLAGS_IMMUTABLETYPE: a builtin class, whose dict cannot change
+
+
+def guard_missing_on_classes(tx: Translator, on_type: Source | None, cls: type, name: str) -> None:
+    """`name` was found nowhere: not in an object's `__dict__` (guarded by the caller) nor
+    on any class of the MRO of `cls`, read again at `on_type`. Guard the classes too: a
+    class attribute added later (`K.extra = 5`) makes `hasattr(o, 'extra')` true."""
+    if on_type is None:
+        return
+    mro = AttrSource(on_type, "__mro__")
+    for index, klass in enumerate(cls.__mro__):
+        if not klass.__flags__ & IMMUTABLE_TYPE:
+            tx.output.guards.not_in_dict(AttrSource(GetItemSource(mro, index), "__dict__"), name)
 
 
 # Data descriptors that C types define: reading one runs no Python code.
@@ -268,88 +319,6 @@ def _lookup_on_class(cls: type, name: str) -> Any:
         return inspect.getattr_static(cls, name)
     except AttributeError:
         return _MISSING
-
-
-@dataclass(frozen=True, eq=False, repr=False)
-class UserDefinedClassVariable(VariableTracker):
-    """A class: used in isinstance checks, read for class attributes, or called."""
-
-    cls: type
-
-    def python_type(self) -> type:
-        return type(self.cls)
-
-    def as_python_constant(self) -> Any:
-        return self.cls
-
-    def var_getattr(self, tx: Translator, name: str) -> VariableTracker:
-        from minidynamo.variables.builder import VariableBuilder
-        from minidynamo.variables.functions import UserMethodVariable
-
-        if name in CLASS_CONSTANT_ATTRIBUTES:
-            return constant(getattr(self.cls, name))
-        if name in CLASS_HIERARCHY_ATTRIBUTES:  # classes, known by identity like this one
-            return VariableBuilder(tx.output, None)(getattr(self.cls, name))
-        if name == "__dict__":  # a mappingproxy of the class's namespace
-            source = AttrSource(self.source, name) if self.source else None
-            return VariableBuilder(tx.output, source)(self.cls.__dict__)
-        attribute = _lookup_on_class(self.cls, name)
-        if attribute is _MISSING:
-            raise_observed(AttributeError,
-                           f"type object {self.cls.__name__!r} has no attribute {name!r}")
-        if isinstance(attribute, staticmethod):
-            attribute = attribute.__func__
-        elif isinstance(attribute, classmethod):
-            return UserMethodVariable(attribute.__func__, self)
-        elif isinstance(getattr(type(attribute), "__get__", None), types.FunctionType):
-            # a descriptor written in Python, read off the class: `__get__(None, cls)`
-            from minidynamo.variables.functions import UserFunctionVariable
-
-            getter = type(attribute).__get__
-            descriptor = VariableBuilder(tx.output, None)(attribute)
-            return UserFunctionVariable(getter).call_function(
-                tx, [descriptor, constant(None), self], {})
-        elif hasattr(type(attribute), "__get__") and not isinstance(
-            attribute, (types.FunctionType, type, *BUILTIN_METHOD_DESCRIPTORS)
-        ):
-            graph_break(UNSUPPORTED_ATTRIBUTE, f"{self.cls.__name__}.{name} is a descriptor")
-        source = AttrSource(self.source, name) if self.source else None
-        return VariableBuilder(tx.output, source)(attribute)
-
-    def call_function(
-        self, tx: Translator, args: Sequence[VariableTracker], kwargs: dict[str, VariableTracker]
-    ) -> VariableTracker:
-        from minidynamo.variables.construction import construct
-
-        return construct(tx, self, args, kwargs)
-
-    def call_method(
-        self,
-        tx: Translator,
-        name: str,
-        args: Sequence[VariableTracker],
-        kwargs: dict[str, VariableTracker],
-    ) -> VariableTracker:
-        """`len(cls)`, `iter(cls)`: a dunder of the metaclass written in Python (an
-        Enum's `EnumType.__len__`) is inlined with the class as its `self`."""
-        method = _lookup_static(type(self.cls), name) if name.startswith("__") else _MISSING
-        if isinstance(method, types.FunctionType):
-            from minidynamo.variables.functions import UserFunctionVariable
-
-            return UserFunctionVariable(method).call_function(tx, [self, *args], kwargs)
-        return super().call_method(tx, name, args, kwargs)
-
-    def get_iterator(self, tx: Translator) -> VariableTracker:
-        return self.call_method(tx, "__iter__", [], {}).get_iterator(tx)
-
-    def unpack_var_sequence(self, tx: Translator) -> list[VariableTracker]:
-        return self.get_iterator(tx).unpack_var_sequence(tx)
-
-    def reconstruct(self, codegen: PyCodegen) -> None:
-        codegen.load_object(self.cls)
-
-    def __repr__(self) -> str:
-        return f"UserDefinedClassVariable({self.cls.__name__})"
 
 
 # The builtin dicts a user class may extend and still be made while tracing (most
@@ -442,6 +411,15 @@ class UserDefinedObjectVariable(VariableTracker):
             return self.generic_setattr(tx, args[0].as_python_constant(), args[1])
         if name == "__delattr__" and self.cls.__delattr__ is object.__delattr__:
             return self.generic_delattr(tx, args[0].as_python_constant())
+        if _lookup_static(self.cls, name) is _MISSING:  # looked up on the class only
+            if name in MISSING_SPECIAL_METHODS:
+                raise_observed(TypeError, MISSING_SPECIAL_METHODS[name].format(self.cls.__name__))
+            if name == "__contains__":  # `x in obj` walks obj's iterator
+                if _lookup_static(self.cls, "__iter__") is _MISSING and (
+                        _lookup_static(self.cls, "__getitem__") is _MISSING):
+                    raise_observed(TypeError, f"argument of type '{self.cls.__name__}' is "
+                                              "not iterable")
+                return self.get_iterator(tx).dunder_contains(tx, args[0])
         return self.var_getattr(tx, name).call_function(tx, args, kwargs)
 
     def instance_dict(self) -> dict[str, VariableTracker]:
@@ -459,13 +437,39 @@ class UserDefinedObjectVariable(VariableTracker):
     def generic_delattr(self, tx: Translator, name: str) -> VariableTracker:
         """`object.__delattr__(obj, name)` on an object made while tracing: a new version
         without the attribute. Deleting one of an existing object is a graph break."""
+        attribute = _lookup_static(self.cls, name)
+        if _overrides_instance(attribute):  # a property's deleter, a descriptor's __delete__
+            return self.descriptor_delete(tx, name, attribute)
         if self.value is not None:
             graph_break(UNSUPPORTED_ATTRIBUTE, f"deleting {self.cls.__name__}.{name} of an "
                         "object from outside the frame")
         if name not in self.attributes:
-            raise_observed(AttributeError, f"{name!r}")
+            raise_observed(AttributeError,
+                           f"{self.cls.__name__!r} object has no attribute {name!r}")
         remaining = {key: value for key, value in self.attributes.items() if key != name}
         tx.output.side_effects.mutate(self.clone(attributes=remaining))
+        return ConstantVariable(None)
+
+    def descriptor_delete(self, tx: Translator, name: str, attribute: Any) -> VariableTracker:
+        """`del obj.name` of a data descriptor of the class: a property's deleter or a
+        descriptor's `__delete__`, written in Python, inlined."""
+        from minidynamo.variables.builder import VariableBuilder
+        from minidynamo.variables.functions import UserFunctionVariable
+
+        if isinstance(attribute, property):
+            if attribute.fdel is None:
+                raise_observed(AttributeError, f"property {name!r} of {self.cls.__name__!r} "
+                               "object has no deleter")
+            deleter, head = attribute.fdel, []
+        else:
+            deleter = getattr(type(attribute), "__delete__", None)
+            if deleter is None:
+                raise_observed(AttributeError, "__delete__")
+            head = [VariableBuilder(tx.output, None)(attribute)]
+        if not isinstance(deleter, types.FunctionType):
+            graph_break(UNSUPPORTED_ATTRIBUTE, f"deleting {self.cls.__name__}.{name} through a "
+                        f"{type(attribute).__name__} written in C")
+        UserFunctionVariable(deleter).call_function(tx, [*head, self], {})
         return ConstantVariable(None)
 
     def generic_setattr(self, tx: Translator, name: str, value: VariableTracker) -> VariableTracker:
@@ -490,6 +494,10 @@ class UserDefinedObjectVariable(VariableTracker):
                             f"{type(attribute).__name__} written in C")
             UserFunctionVariable(setter).call_function(tx, [*head, self, value], {})
             return ConstantVariable(None)
+        if self.cls.__dictoffset__ == 0 and not isinstance(attribute, types.MemberDescriptorType):
+            # no `__dict__` (`__slots__` all the way up): only its slots can be set
+            raise_observed(AttributeError,
+                           f"{self.cls.__name__!r} object has no attribute {name!r}")
         tx.output.side_effects.mutate(self.clone(attributes={**self.attributes, name: value}))
         return ConstantVariable(None)
 
@@ -500,7 +508,7 @@ class UserDefinedObjectVariable(VariableTracker):
             # nn.Module.__call__ ends in self.forward(...) when no hook is set; going
             # there directly keeps torch's frames out of the user's stack, as in torch
             return self.var_getattr(tx, "forward").call_function(tx, args, kwargs)
-        return self.var_getattr(tx, "__call__").call_function(tx, args, kwargs)
+        return self.call_method(tx, "__call__", args, kwargs)
 
     def is_module_without_hooks(self, tx: Translator) -> bool:
         """Whether this is an nn.Module made while tracing, called with the module's own
@@ -524,7 +532,42 @@ class UserDefinedObjectVariable(VariableTracker):
         return True
 
     def get_iterator(self, tx: Translator) -> VariableTracker:
-        return self.call_method(tx, "__iter__", [], {}).get_iterator(tx)
+        """`iter(obj)` as CPython's `PyObject_GetIter` does it: the class's `__iter__`,
+        whose result must be an iterator (`return self` from a class with `__next__` is
+        the object itself, not iterated again); without `__iter__`, a class with
+        `__getitem__` is walked by index until IndexError (`polyfills.sequence_iterator`)."""
+        from minidynamo.variables.functions import UserFunctionVariable
+        from minidynamo.variables.iterators import IteratorVariable
+
+        method = _lookup_static(self.cls, "__iter__")
+        if method is _MISSING and _lookup_static(self.cls, "__getitem__") is not _MISSING:
+            return UserFunctionVariable(polyfills.sequence_iterator).call_function(tx, [self], {})
+        if method is _MISSING or method is None:
+            raise_observed(TypeError, f"'{self.cls.__name__}' object is not iterable")
+        iterator = self.call_method(tx, "__iter__", [], {}).realize()
+        if isinstance(iterator, UserDefinedObjectVariable):
+            if _lookup_static(iterator.cls, "__next__") is _MISSING:
+                raise_observed(TypeError, "iter() returned non-iterator of type "
+                                          f"'{iterator.cls.__name__}'")
+            return iterator
+        if isinstance(iterator, IteratorVariable):
+            return iterator
+        return iterator.get_iterator(tx)
+
+    def next_variable(self, tx: Translator) -> VariableTracker | None:
+        """FOR_ITER on an object that is its own iterator: its `__next__`, None when it
+        raises StopIteration."""
+        from minidynamo.exc import ObservedException
+
+        try:
+            return self.call_method(tx, "__next__", [], {})
+        except ObservedException as raised:
+            if issubclass(raised.exc_type, StopIteration):
+                return None
+            raise
+
+    def dunder_next(self, tx: Translator) -> VariableTracker:
+        return self.call_method(tx, "__next__", [], {})
 
     def unpack_var_sequence(self, tx: Translator) -> list[VariableTracker]:
         return self.get_iterator(tx).unpack_var_sequence(tx)

@@ -25,7 +25,7 @@ from minidynamo.variables.constant import ConstantVariable, constant, fold, fold
 from minidynamo.variables.deepcopy import deepcopy
 from minidynamo.variables.functions import partial
 from minidynamo.variables.construction import object_new, tuple_new
-from minidynamo.variables.dicts import ConstDictVariable, as_key, dict_items, set_from_values
+from minidynamo.variables.dicts import ConstDictVariable, SetVariable, as_key, dict_items, set_from_values
 from minidynamo.variables.keys import is_constant_key, real_object
 from minidynamo.variables.iterators import LazyBuiltinIteratorVariable
 from minidynamo.variables.lists import BaseListVariable, ListVariable, RangeVariable, SliceVariable, TupleVariable, sorted_items
@@ -37,9 +37,9 @@ if TYPE_CHECKING:
 
 # defined next to the exercises in the package:
 from minidynamo.variables.builtins import (
-    BUILTIN_HANDLERS, CLASS_FACTORIES, CONTAINER_OPERATORS, IN_PLACE_FALLBACK,
-    OPERATOR_DUNDERS, POLYFILLS, SUBSCRIPTED_CONTAINERS, Variable, is_pure,
-    tensor_operator,
+    BINARY_OF_IN_PLACE, BUILTIN_HANDLERS, CLASS_FACTORIES, CONTAINER_OPERATORS,
+    IN_PLACE_FALLBACK, OPERATOR_DUNDERS, POLYFILLS, SUBSCRIPTED_CONTAINERS, Variable,
+    is_pure, tensor_operator,
 )
 
 
@@ -58,7 +58,9 @@ def call_operator(tx: Translator, fn: Callable[..., Any], args: list[Variable]) 
         return tensor_operator(tx, fn, args)  # rule 2: a graph node
     if any(isinstance(arg, SymNodeVariable) for arg in args) and all(
             isinstance(arg, (SymNodeVariable, ConstantVariable)) for arg in args):
-        return tx.output.create_node(tx, "call_function", fn, args, {})  # s77 * 2: a node too
+        # s77 * 2: a node too; `n += 1` is `n + 1` (an int is not updated in place, and
+        # FX writes an `iadd` node as `iadd += 1`, which would change every alias of it)
+        return tx.output.create_node(tx, "call_function", BINARY_OF_IN_PLACE.get(fn, fn), args, {})
     dunder = OPERATOR_DUNDERS[fn]  # rule 3: the operand's own method
     receiver, rest = args[0], args[1:]
     if dunder in IN_PLACE_FALLBACK and not hasattr(receiver, method_handler_name(dunder)):

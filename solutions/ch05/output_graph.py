@@ -91,16 +91,15 @@ class OutputGraph:
     def call_graph(self, outputs: list[torch.fx.Node]) -> list[Instruction]:
         """Finish and compile the graph (`call_backend`); the instructions that call it
         (none if the graph is empty)."""
-        traced_calls = any(node.op.startswith("call_") and node.target is not
-                           torch._C._set_grad_enabled for node in self.graph.nodes)
+        remove_grad_mode_toggles(self.graph)  # a block entered just before a break
+        # asked before the unused nodes go, as torch.compile asks (a loop over a tensor's
+        # rows that reads none of them leaves an empty graph, compiled); a lone
+        # `_set_grad_enabled(False)` is a call: the graph sets the mode when it runs
+        traced_calls = any(node.op.startswith("call_") for node in self.graph.nodes)
         self.graph.output(tuple(outputs))
         self.remove_unused_nodes()
-        remove_grad_mode_toggles(self.graph)  # a block entered just before a break
         if not outputs and not traced_calls:
-            # nothing for a backend to do: no graph, as in torch.compile, which asks
-            # before it drops the unused nodes (a loop over a tensor's rows that reads
-            # none of them leaves an empty graph, compiled)
-            return []
+            return []  # nothing for a backend to do: no graph, as in torch.compile
         gm = torch.fx.GraphModule(torch.nn.Module(), self.graph)
         name = f"__compiled_fn_{next(_global_names)}"
         if logs.is_enabled("graph_code"):

@@ -316,6 +316,110 @@ def set_attribute(obj, name, value):
         setattr(obj, name, old)
 
 
+class Tagged:
+    """Read through its class: `type(obj).k`, a staticmethod, a classmethod, a
+    descriptor, its name; `extra` is added to the class between calls."""
+
+    k = 2
+
+    @staticmethod
+    def twice(x):
+        return x * 2
+
+    @classmethod
+    def by_class(cls, x):
+        return x * cls.k
+
+
+def thrice(x):
+    return x * 3
+
+
+class Reading:
+    """A descriptor written in Python: what its `__get__` reads of itself is guarded."""
+
+    def __init__(self, value):
+        self.value = value
+
+    def __get__(self, obj, owner):
+        return self.value
+
+
+class Described:
+    d = Reading(2.0)
+
+
+class Base:
+    def step(self, x):
+        return x + 1
+
+
+class Derived(Base):
+    def step(self, x):
+        return super().step(x) * 2
+
+
+def other_step(self, x):
+    return x - 1
+
+
+def through_super(x, obj):
+    return obj.step(x)
+
+
+def type_attribute(x, obj):
+    return x * type(obj).k + len(type(obj).__name__)
+
+
+def made_here(x):
+    return x * Tagged().k
+
+
+def static_and_class_methods(x, obj):
+    return obj.twice(x) + obj.by_class(x)
+
+
+def has_extra(x, obj):
+    return x + (1 if hasattr(obj, "extra") else 0) + getattr(Tagged, "extra", 0)
+
+
+def described(x, obj):
+    return x * obj.d
+
+
+def threads(x):
+    return x + torch.get_num_threads()
+
+
+@contextlib.contextmanager
+def add_attribute(obj, name, value):
+    setattr(obj, name, value)
+    try:
+        yield
+    finally:
+        delattr(obj, name)
+
+
+@contextlib.contextmanager
+def replace_in_class(cls, name, value):
+    old = vars(cls)[name]  # the staticmethod itself, not what reading it gives
+    setattr(cls, name, value)
+    try:
+        yield
+    finally:
+        setattr(cls, name, old)
+
+
+@contextlib.contextmanager
+def num_threads(count):
+    old = torch.get_num_threads()
+    torch.set_num_threads(count)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(old)
+
+
 SHARED = Holder(2.0)
 ALIASED = AliasedConfig(2.0, t(3))
 SHADOWED = Holder(2.0)
@@ -594,6 +698,40 @@ CASES = [
     Case("deterministic_algorithms", scale,
          [Call(lambda: (t(3), 2)), Call(lambda: (t(3), 2)),
           Call(lambda: (t(3), 2), lambda: deterministic(True)), Call(lambda: (t(3), 2))]),
+    Case("class_attribute_through_type", type_attribute,
+         [Call(lambda: (t(3), Tagged())), Call(lambda: (t(3), Tagged())),
+          Call(lambda: (t(3), Tagged()), lambda: set_attribute(Tagged, "k", 5)),
+          Call(lambda: (t(3), Tagged()), lambda: set_attribute(Tagged, "k", 5)),
+          Call(lambda: (t(3), Tagged()))]),
+    Case("class_renamed", type_attribute,
+         [Call(lambda: (t(3), Tagged())), Call(lambda: (t(3), Tagged())),
+          Call(lambda: (t(3), Tagged()), lambda: set_attribute(Tagged, "__name__", "Longer")),
+          Call(lambda: (t(3), Tagged()))]),
+    Case("class_attribute_of_an_object_made_in_the_frame", made_here,
+         [Call(lambda: (t(3),)), Call(lambda: (t(3),)),
+          Call(lambda: (t(3),), lambda: set_attribute(Tagged, "k", 5)), Call(lambda: (t(3),))]),
+    Case("staticmethod_replaced", static_and_class_methods,
+         [Call(lambda: (t(3), Tagged())), Call(lambda: (t(3), Tagged())),
+          Call(lambda: (t(3), Tagged()),
+               lambda: replace_in_class(Tagged, "twice", staticmethod(thrice))),
+          Call(lambda: (t(3), Tagged()))]),
+    Case("classmethod_reads_a_changed_class_attribute", static_and_class_methods,
+         [Call(lambda: (t(3), Tagged())), Call(lambda: (t(3), Tagged())),
+          Call(lambda: (t(3), Tagged()), lambda: set_attribute(Tagged, "k", 5)),
+          Call(lambda: (t(3), Tagged()))]),
+    Case("method_replaced_on_a_base_reached_by_super", through_super,
+         [Call(lambda: (t(3), Derived())), Call(lambda: (t(3), Derived())),
+          Call(lambda: (t(3), Derived()), lambda: replace_in_class(Base, "step", other_step)),
+          Call(lambda: (t(3), Derived()))]),
+    Case("class_attribute_added", has_extra,
+         [Call(lambda: (t(3), Tagged())), Call(lambda: (t(3), Tagged())),
+          Call(lambda: (t(3), Tagged()), lambda: add_attribute(Tagged, "extra", 4)),
+          Call(lambda: (t(3), Tagged()), lambda: add_attribute(Tagged, "extra", 4)),
+          Call(lambda: (t(3), Tagged()))]),
+    Case("descriptor_state", described,
+         [Call(lambda: (t(3), Described())), Call(lambda: (t(3), Described())),
+          Call(lambda: (t(3), Described()), lambda: set_attribute(vars(Described)["d"], "value", 4.0)),
+          Call(lambda: (t(3), Described()))]),
     Case("aliased_then_distinct", mutate_first,
          [Call(distinct), Call(distinct), Call(aliased), Call(aliased), Call(distinct)]),
 ]
@@ -709,3 +847,17 @@ def test_a_read_behind_a_getattribute_hook_is_guarded_without_the_hook():
     assert re.search(r"object\.__getattribute__\(___v\d+, '(width|__dict__)'\)", check)
     assert not re.search(r"___v\d+\.width", check)
     assert names == ["l_x_", "l_config_weight"]
+
+
+def test_a_global_setting_torch_folds_is_guarded():
+    """`torch.get_num_threads()` folds to a constant: the entry holds only while the
+    setting is the same (GLOBAL_STATE, torch's own checker of it; torch.compile traces
+    such a frame twice, so only the values and our recompile are compared)."""
+    minidynamo.reset()
+    compiled = minidynamo.compile(threads, backend="eager")
+    before = convert_frame.counters["frames"]
+    assert torch.equal(compiled(t(3)), threads(t(3)))
+    with num_threads(1 if torch.get_num_threads() > 1 else 2):
+        assert torch.equal(compiled(t(3)), threads(t(3)))
+    assert torch.equal(compiled(t(3)), threads(t(3)))
+    assert convert_frame.counters["frames"] - before == 2

@@ -202,6 +202,14 @@ def test_compiled_module_behaves_like_the_module():
     torch.testing.assert_close(compiled(x), model(x))
     assert compiled.scale == 3.0 and compiled.fc is model.fc
     assert isinstance(compiled, torch.nn.Module)
+    # set through the compiled module, an attribute is the original's (as on torch.compile's
+    # OptimizedModule), and the next call sees it: a changed float, a swapped submodule
+    compiled.scale = 5.0
+    compiled.fc = torch.nn.Linear(4, 2)
+    assert model.scale == 5.0 and model.fc is compiled.fc
+    torch.testing.assert_close(compiled(x), model(x))
+    del compiled.scale
+    assert not hasattr(model, "scale")
 
 
 def test_reset_clears_the_counters():

@@ -1,0 +1,125 @@
+"""User-defined classes as values: read for class attributes, used in `isinstance`,
+called to make objects (chapter 3).
+
+A class's attribute is found as Python finds it, statically (`inspect.getattr_static`:
+the MRO, then the metaclass), and guarded where it was read (`G['K'].k`,
+`type(L['o']).k`): a class attribute changed between calls is read again. One that is
+found nowhere is guarded as missing on every class of the MRO and on the metaclass, so
+that `getattr(K, 'z', 0)` sees a `K.z` added later. Calling the class constructs an
+object (`construction.py`).
+
+Compare with TorchDynamo: `torch/_dynamo/variables/user_defined.py`
+(`UserDefinedClassVariable`).
+"""
+
+from __future__ import annotations
+
+import types
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Sequence
+
+from minidynamo.exc import UNSUPPORTED_ATTRIBUTE, graph_break, raise_observed
+from minidynamo.sources import AttrSource, TypeSource
+from minidynamo.variables.base import VariableTracker
+from minidynamo.variables.constant import constant
+from minidynamo.variables.user_defined import (
+    _MISSING,
+    BUILTIN_METHOD_DESCRIPTORS,
+    CLASS_CONSTANT_ATTRIBUTES,
+    CLASS_HIERARCHY_ATTRIBUTES,
+    _lookup_on_class,
+    _lookup_static,
+    guard_missing_on_classes,
+)
+
+if TYPE_CHECKING:
+    from minidynamo.codegen import PyCodegen
+    from minidynamo.translator.base import InstructionTranslatorBase as Translator
+
+
+@dataclass(frozen=True, eq=False, repr=False)
+class UserDefinedClassVariable(VariableTracker):
+    """A class: used in isinstance checks, read for class attributes, or called."""
+
+    cls: type
+
+    def python_type(self) -> type:
+        return type(self.cls)
+
+    def as_python_constant(self) -> Any:
+        return self.cls
+
+    def var_getattr(self, tx: Translator, name: str) -> VariableTracker:
+        from minidynamo.variables.builder import VariableBuilder
+        from minidynamo.variables.functions import UserMethodVariable
+
+        if name in CLASS_CONSTANT_ATTRIBUTES:  # settable: `K.__name__ = "L"` next time
+            if self.source is not None:
+                tx.output.guards.add("EQUALS_MATCH", AttrSource(self.source, name),
+                                     getattr(self.cls, name))
+            return constant(getattr(self.cls, name))
+        if name in CLASS_HIERARCHY_ATTRIBUTES:  # classes, known by identity like this one
+            return VariableBuilder(tx.output, None)(getattr(self.cls, name))
+        if name == "__dict__":  # a mappingproxy of the class's namespace
+            source = AttrSource(self.source, name) if self.source else None
+            return VariableBuilder(tx.output, source)(self.cls.__dict__)
+        attribute = _lookup_on_class(self.cls, name)
+        if attribute is _MISSING:
+            guard_missing_on_classes(tx, self.source, self.cls, name)
+            guard_missing_on_classes(tx, TypeSource(self.source) if self.source else None,
+                                     type(self.cls), name)  # nor on its metaclass
+            raise_observed(AttributeError,
+                           f"type object {self.cls.__name__!r} has no attribute {name!r}")
+        if isinstance(attribute, staticmethod):
+            attribute = attribute.__func__
+        elif isinstance(attribute, classmethod):
+            return UserMethodVariable(attribute.__func__, self)
+        elif isinstance(getattr(type(attribute), "__get__", None), types.FunctionType):
+            # a descriptor written in Python, read off the class: `__get__(None, cls)`
+            from minidynamo.variables.functions import UserFunctionVariable
+
+            getter = type(attribute).__get__
+            descriptor = VariableBuilder(tx.output, None)(attribute)
+            return UserFunctionVariable(getter).call_function(
+                tx, [descriptor, constant(None), self], {})
+        elif hasattr(type(attribute), "__get__") and not isinstance(
+            attribute, (types.FunctionType, type, *BUILTIN_METHOD_DESCRIPTORS)
+        ):
+            graph_break(UNSUPPORTED_ATTRIBUTE, f"{self.cls.__name__}.{name} is a descriptor")
+        source = AttrSource(self.source, name) if self.source else None
+        return VariableBuilder(tx.output, source)(attribute)
+
+    def call_function(
+        self, tx: Translator, args: Sequence[VariableTracker], kwargs: dict[str, VariableTracker]
+    ) -> VariableTracker:
+        from minidynamo.variables.construction import construct
+
+        return construct(tx, self, args, kwargs)
+
+    def call_method(
+        self,
+        tx: Translator,
+        name: str,
+        args: Sequence[VariableTracker],
+        kwargs: dict[str, VariableTracker],
+    ) -> VariableTracker:
+        """`len(cls)`, `iter(cls)`: a dunder of the metaclass written in Python (an
+        Enum's `EnumType.__len__`) is inlined with the class as its `self`."""
+        method = _lookup_static(type(self.cls), name) if name.startswith("__") else _MISSING
+        if isinstance(method, types.FunctionType):
+            from minidynamo.variables.functions import UserFunctionVariable
+
+            return UserFunctionVariable(method).call_function(tx, [self, *args], kwargs)
+        return super().call_method(tx, name, args, kwargs)
+
+    def get_iterator(self, tx: Translator) -> VariableTracker:
+        return self.call_method(tx, "__iter__", [], {}).get_iterator(tx)
+
+    def unpack_var_sequence(self, tx: Translator) -> list[VariableTracker]:
+        return self.get_iterator(tx).unpack_var_sequence(tx)
+
+    def reconstruct(self, codegen: PyCodegen) -> None:
+        codegen.load_object(self.cls)
+
+    def __repr__(self) -> str:
+        return f"UserDefinedClassVariable({self.cls.__name__})"
