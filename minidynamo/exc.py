@@ -238,6 +238,18 @@ KEYS_CHANGED_DURING_ITERATION = BreakKind(
     "loops (`reversed(d)`), with another result than eager",
 )
 
+GENERATOR_CLOSED_BY_ITS_LAST_REFERENCE = BreakKind(
+    "MD0021", "generator closed when dropped",
+    "A generator made while tracing was left unfinished and its last reference went (a "
+    "`break` out of `for x in gen()`, `next(gen())`), so CPython closes it there, running "
+    "its `finally` blocks and `with` exits; that code could not be traced, and as it runs "
+    "between two instructions of the frame, no graph can stop there: the whole frame runs "
+    "eagerly.",
+    "Exhaust or close the generator yourself (`gen.close()`) where it should end.",
+    torch_note="torch has no entry: torch.compile 2.13 never closes such a generator, so "
+    "its `finally` blocks do not run (a `with torch.no_grad()` in it leaks)",
+)
+
 
 # Every kind, by title: the catalogue page and explain() list them from here.
 CATALOGUE: dict[str, BreakKind] = {kind.title: kind for kind in (
@@ -260,6 +272,7 @@ CATALOGUE: dict[str, BreakKind] = {kind.title: kind for kind in (
     USER_GRAPH_BREAK,
     UNSUPPORTED_BUILTIN,
     KEYS_CHANGED_DURING_ITERATION,
+    GENERATOR_CLOSED_BY_ITS_LAST_REFERENCE,
 )}
 
 

@@ -145,6 +145,8 @@ class OutputGraph:
         # `set_data`): the fake mode remembers them weakly, the backend reads them
         self.fakes_before_set_data: list[torch.Tensor] = []
         self.translators: list[Translator] = []  # active translators, root first
+        # generators made while tracing, started and not finished: closed when dropped
+        self.suspended_generators: list[Translator] = []
         self.installed_globals: dict[str, Any] = {}
         self.compiled_graph: torch.fx.GraphModule | None = None
         self.break_reason: Unsupported | None = None  # set when the frame ends at a break
@@ -181,6 +183,7 @@ class OutputGraph:
         self.scalar_inputs.clear()
         self.fakes_before_set_data.clear()
         self.translators.clear()
+        self.suspended_generators.clear()
         self.side_effects.clear()
 
     def finish_guards(self) -> GuardSet:

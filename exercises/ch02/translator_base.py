@@ -28,7 +28,7 @@ import weakref
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 from minidynamo import config, logs
 from minidynamo.bytecode import Instruction, scan
-from minidynamo.exc import MISSING_BYTECODE_HANDLER, UNSUPPORTED_PYTHON_FEATURE, ObservedException, Unsupported, UserFrame, graph_break
+from minidynamo.exc import GENERATOR_CLOSED_BY_ITS_LAST_REFERENCE, MISSING_BYTECODE_HANDLER, UNSUPPORTED_PYTHON_FEATURE, ObservedException, Unsupported, UserFrame, graph_break
 from minidynamo.translator.calls import CallHandlers
 from minidynamo.translator.containers import ContainerHandlers
 from minidynamo.translator.control_flow import ControlFlowHandlers

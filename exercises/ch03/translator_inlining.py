@@ -24,11 +24,11 @@ import types
 from typing import Any, Sequence
 from minidynamo import config
 from minidynamo.bytecode import Instruction
-from minidynamo.exc import INLINING_TOO_DEEP, UNSUPPORTED_PYTHON_FEATURE, ObservedException, Unsupported, graph_break, raise_observed
+from minidynamo.exc import GENERATOR_CLOSED_BY_ITS_LAST_REFERENCE, INLINING_TOO_DEEP, UNSUPPORTED_PYTHON_FEATURE, ObservedException, Unsupported, graph_break, raise_observed
 from minidynamo.translator.base import InstructionTranslatorBase, instructions_of
 from minidynamo.translator.exceptions import ExcInfo, handle_exception
 from minidynamo.variables import ConstantVariable, VariableTracker, new_object_id
-from minidynamo.variables.exceptions import is_none
+from minidynamo.variables.exceptions import ExceptionVariable, is_none
 from minidynamo.variables.iterators import GeneratorVariable
 from minidynamo.variables.functions import BaseUserFunctionVariable
 

@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING, Any, Callable, Sequence
 from minidynamo import config, logs
 from minidynamo.bytecode import Instruction, scan
 from minidynamo.exc import (
+    GENERATOR_CLOSED_BY_ITS_LAST_REFERENCE,
     MISSING_BYTECODE_HANDLER,
     UNSUPPORTED_PYTHON_FEATURE,
     ObservedException,
@@ -122,6 +123,12 @@ class BytecodeDispatchTableMeta(type):
         for opname, number in dis.opmap.items():
             table[number] = getattr(cls, opname, None) or missing_handler(opname)
         return table
+
+
+# Instructions after which an object may have lost its last reference: a value popped or
+# overwritten, a call's arguments and callee consumed.
+DROPS_REFERENCES = frozenset({"POP_TOP", "STORE_FAST", "DELETE_FAST", "STORE_DEREF",
+                              "DELETE_DEREF", "CALL"})
 
 
 class InstructionTranslatorBase(
@@ -227,12 +234,58 @@ class InstructionTranslatorBase(
 
     def step_handling_exceptions(self) -> bool:
         """`step()`; an exception the instruction raises goes to this frame's handler
-        (chapter 8), or out of the frame when no exception-table entry covers it."""
+        (chapter 8), or out of the frame when no exception-table entry covers it. After an
+        instruction that drops a reference, a suspended generator nothing holds any more
+        is closed, as CPython closes it when its last reference goes."""
         try:
-            return self.step()
+            running = self.step()
         except ObservedException as raised:
             handle_exception(self, raised)
             return True
+        if self.output.suspended_generators and self.current_instruction.opname in DROPS_REFERENCES:
+            self.close_dropped_generators()
+        return running
+
+    def close_dropped_generators(self, ending: InstructionTranslatorBase | None = None) -> None:
+        """Close each suspended generator that no frame, object or global holds any more
+        (`ending`: a frame whose locals are going, its return value kept). Its `finally`
+        blocks run here, traced; if they cannot be, no graph can end between two
+        instructions: the whole frame runs eagerly (MD0021)."""
+        for generator_tx in list(self.output.suspended_generators):
+            if generator_tx.suspended and not self.holds(generator_tx.object_id, generator_tx, ending):
+                self.output.suspended_generators.remove(generator_tx)
+                try:
+                    generator_tx.close_dropped(self)
+                except Unsupported as error:
+                    graph_break(GENERATOR_CLOSED_BY_ITS_LAST_REFERENCE,
+                                f"closing {generator_tx.code.co_name}(): {error.reason}")
+
+    def holds(self, object_id: int, generator_tx: InstructionTranslatorBase,
+              ending: InstructionTranslatorBase | None) -> bool:
+        """Whether anything but the generator's own frame (and `ending`'s locals) reaches
+        the object: a frame's stack, locals or cells, an object from outside the frame (it
+        outlives the frame; one made while tracing counts only if they reach it), a
+        written global."""
+        for tx in self.output.translators:
+            if tx is not generator_tx and tx is not ending and object_id in tx.held():
+                return True
+        if ending is not None and object_id in contained_ids(ending.return_value):
+            return True
+        side_effects = self.output.side_effects
+        holders = set(side_effects.latest_versions.holding(object_id)) - {object_id}
+        if holders and any(variable.object_id in holders
+                           for _, variable in side_effects.known_values.values()):
+            return True
+        return any(object_id in contained_ids(value) for _, value in side_effects.global_writes.values())
+
+    def held(self) -> frozenset[int]:
+        """The object ids this frame's stack, locals and cells reach (kept while it waits)."""
+        if self.suspended and self.held_ids is not None:
+            return self.held_ids
+        ids = contained_ids(self.stack) | contained_ids(self.symbolic_locals) | contained_ids(self.cells)
+        if self.suspended:
+            self.held_ids = ids
+        return ids
 
     def jump(self, inst: Instruction) -> None:
         """Continue at the instruction `inst` jumps to."""
@@ -282,10 +335,7 @@ class InstructionTranslatorBase(
         gathered once per wait: a mutation of the callee's own objects (every step of
         its `for` loops) passes the waiting frames by with one set lookup."""
         if self.suspended:
-            if self.held_ids is None:
-                self.held_ids = (contained_ids(self.stack) | contained_ids(self.symbolic_locals)
-                                 | contained_ids(self.cells))
-            if new.object_id not in self.held_ids:
+            if new.object_id not in self.held():
                 return
             self.held_ids |= contained_ids(new)  # what the new version holds is held now
         self.stack = replace_version(self.stack, new)

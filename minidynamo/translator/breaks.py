@@ -60,6 +60,7 @@ from minidynamo.bytecode.opcodes import jump_variant
 from minidynamo.codegen import PyCodegen
 from minidynamo.exc import (
     BREAK_AT_A_STATEMENT_BOUNDARY,
+    GENERATOR_CLOSED_BY_ITS_LAST_REFERENCE,
     GRAPH_BREAK_IN_LOOP,
     INLINING_TOO_DEEP,
     KEYS_CHANGED_DURING_ITERATION,
@@ -94,7 +95,8 @@ POPPING_JUMPS = {"JUMP_IF_TRUE_OR_POP": "POP_JUMP_IF_TRUE",
 
 # Kinds of break that give up on the whole frame wherever they happen.
 WHOLE_FRAME_KINDS = frozenset({INLINING_TOO_DEEP, GRAPH_BREAK_IN_LOOP,
-                               KEYS_CHANGED_DURING_ITERATION})
+                               KEYS_CHANGED_DURING_ITERATION,
+                               GENERATOR_CLOSED_BY_ITS_LAST_REFERENCE})
 
 
 

@@ -22,6 +22,7 @@ from typing import Any, Sequence
 from minidynamo import config
 from minidynamo.bytecode import Instruction
 from minidynamo.exc import (
+    GENERATOR_CLOSED_BY_ITS_LAST_REFERENCE,
     INLINING_TOO_DEEP,
     UNSUPPORTED_PYTHON_FEATURE,
     ObservedException,
@@ -32,7 +33,7 @@ from minidynamo.exc import (
 from minidynamo.translator.base import InstructionTranslatorBase, instructions_of
 from minidynamo.translator.exceptions import ExcInfo, handle_exception
 from minidynamo.variables import ConstantVariable, VariableTracker, new_object_id
-from minidynamo.variables.exceptions import is_none
+from minidynamo.variables.exceptions import ExceptionVariable, is_none
 from minidynamo.variables.iterators import GeneratorVariable
 from minidynamo.variables.functions import BaseUserFunctionVariable
 
@@ -67,7 +68,9 @@ class InliningInstructionTranslator(InstructionTranslatorBase):
             generator_tx = InliningGeneratorInstructionTranslator(
                 tx.output, code, instructions_of(code), symbolic_locals, fn.get_globals(), cells, tx
             )
-            return GeneratorVariable(generator_tx, object_id=new_object_id())
+            generator = GeneratorVariable(generator_tx, object_id=new_object_id())
+            generator_tx.object_id = generator.object_id
+            return generator
         callee_tx = cls(
             tx.output, code, instructions_of(code), symbolic_locals, fn.get_globals(), cells, tx
         )
@@ -180,6 +183,8 @@ class InliningGeneratorInstructionTranslator(InliningInstructionTranslator):
             self.stop_value = self.return_value
             self.finish()
             return None
+        if self not in self.output.suspended_generators:  # closed when it is dropped
+            self.output.suspended_generators.append(self)
         return self.yielded
 
     def finish(self) -> None:
@@ -188,6 +193,27 @@ class InliningGeneratorInstructionTranslator(InliningInstructionTranslator):
             self.return_value = ConstantVariable(None)
         if self in self.output.translators:
             self.output.translators.remove(self)
+        if self in self.output.suspended_generators:
+            self.output.suspended_generators.remove(self)
+
+    def close(self, tx: InstructionTranslatorBase) -> None:
+        """`gen.close()`: GeneratorExit thrown in where it waits; it must not yield again."""
+        exit_exception = ExceptionVariable(GeneratorExit, (), object_id=new_object_id())
+        try:
+            if self.throw(tx, ObservedException(GeneratorExit, (), exit_exception)) is not None:
+                raise_observed(RuntimeError, "generator ignored GeneratorExit")
+        except ObservedException as raised:
+            if not issubclass(raised.exc_type, (GeneratorExit, StopIteration)):
+                raise
+
+    def close_dropped(self, tx: InstructionTranslatorBase) -> None:
+        """Closed because its last reference went: what `close()` raises would be
+        "Exception ignored in ..." on stderr, which the trace does not write (MD0021)."""
+        try:
+            self.close(tx)
+        except ObservedException as raised:
+            graph_break(GENERATOR_CLOSED_BY_ITS_LAST_REFERENCE,
+                        f"closing {self.code.co_name}() raised {raised.exc_type.__name__}")
 
     def RETURN_GENERATOR(self, inst: Instruction) -> None:
         self.push(ConstantVariable(None))  # popped by the POP_TOP that follows

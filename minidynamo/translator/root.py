@@ -121,4 +121,6 @@ class InstructionTranslator(GraphBreakMixin, InstructionTranslatorBase):
 
     def RETURN_VALUE(self, inst: Instruction) -> None:
         self.return_value = self.pop()
+        if self.output.suspended_generators:  # the frame's locals go: so may its generators
+            self.close_dropped_generators(ending=self)
         self.output_instructions = self.output.compile_subgraph(self, self.return_value)

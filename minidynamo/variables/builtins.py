@@ -121,6 +121,10 @@ BINARY_OF_IN_PLACE = {
     for fn, dunder in OPERATOR_DUNDERS.items() if dunder in IN_PLACE_FALLBACK
 }
 
+# operators that raise ZeroDivisionError for a zero right operand
+DIVISIONS = frozenset({operator.truediv, operator.floordiv, operator.mod, operator.itruediv,
+                       operator.ifloordiv, operator.imod})
+
 # operators whose first operand is a container: a tensor elsewhere is just an item
 CONTAINER_OPERATORS = frozenset({
     operator.getitem, operator.setitem, operator.delitem, operator.contains,
@@ -231,6 +235,13 @@ def call_operator(tx: Translator, fn: Callable[..., Any], args: list[Variable]) 
         return tensor_operator(tx, fn, args)  # rule 2: a graph node
     if any(isinstance(arg, SymNodeVariable) for arg in args) and all(
             isinstance(arg, (SymNodeVariable, ConstantVariable)) for arg in args):
+        if fn in DIVISIONS and isinstance(args[1], SymNodeVariable) and not args[1].truth():
+            # dividing by a symbol that is 0 now (guarded, as `bool(n)` is): raise here,
+            # where the user's `try` can catch it, in CPython's words for these types
+            try:
+                fn(args[0].python_type()(1), args[1].python_type()(0))
+            except ZeroDivisionError as error:
+                raise_observed(ZeroDivisionError, *error.args)
         # s77 * 2: a node too; `n += 1` is `n + 1` (an int is not updated in place, and
         # FX writes an `iadd` node as `iadd += 1`, which would change every alias of it)
         return tx.output.create_node(tx, "call_function", BINARY_OF_IN_PLACE.get(fn, fn), args, {})
@@ -306,7 +317,25 @@ def _len(tx: Translator, obj: VariableTracker) -> VariableTracker:
 
 
 def _isinstance(tx: Translator, obj: VariableTracker, classes: VariableTracker) -> VariableTracker:
-    return ConstantVariable(issubclass(obj.python_type(), classes.as_python_constant()))
+    """`isinstance(obj, classes)`: by the object's type, unless a class's metaclass is the
+    user's own with an `__instancecheck__` written in Python: that one decides, inlined, as
+    CPython calls it. (The library's metaclasses, ABCMeta, `nn.Parameter`'s, ask the type.)"""
+    from minidynamo.variables.builder import VariableBuilder
+    from minidynamo.variables.functions import UserFunctionVariable
+
+    wanted = classes.as_python_constant()
+    for cls in wanted if isinstance(wanted, tuple) else (wanted,):
+        check = getattr(type(cls), "__instancecheck__", None)
+        library = (type(cls).__module__ or "").split(".")[0]
+        if isinstance(check, types.FunctionType) and library != "torch" and (
+                library not in sys.stdlib_module_names):
+            cls_variable = VariableBuilder(tx.output, None)(cls)
+            answer = UserFunctionVariable(check).call_function(tx, [cls_variable, obj], {})
+            if truth_value(tx, answer):
+                return ConstantVariable(True)
+        elif issubclass(obj.python_type(), cls):
+            return ConstantVariable(True)
+    return ConstantVariable(False)
 
 
 def _callable(tx: Translator, obj: VariableTracker) -> VariableTracker:

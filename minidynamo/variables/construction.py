@@ -71,6 +71,11 @@ def construct(
         return _construct_dict(tx, cls, args, kwargs)
     if cls is collections.deque:
         return make_deque(tx, args, kwargs)
+    abstract = getattr(cls, "__abstractmethods__", ())
+    if abstract and cls.__new__ is object.__new__:  # object.__new__ refuses, in these words
+        names = sorted(abstract)
+        raise_observed(TypeError, f"Can't instantiate abstract class {cls.__name__} with "
+                       f"abstract method{'s' if len(names) > 1 else ''} {', '.join(names)}")
     if _makes_instances(cls) and cls.__new__ is (container_base(cls) or object).__new__:
         return _construct(tx, class_variable, args, kwargs)
     new = _python_new(cls)

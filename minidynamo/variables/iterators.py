@@ -446,15 +446,7 @@ class GeneratorVariable(IteratorVariable):
 
     def method_close(self, tx: Translator) -> VariableTracker:
         """`gen.close()`: GeneratorExit thrown in; the generator must not yield again."""
-        from minidynamo.variables.exceptions import ExceptionVariable
-
-        exit_exception = ExceptionVariable(GeneratorExit, (), object_id=new_object_id())
-        try:
-            if self.generator_tx.throw(tx, ObservedException(GeneratorExit, (), exit_exception)) is not None:
-                raise_observed(RuntimeError, "generator ignored GeneratorExit")
-        except ObservedException as raised:
-            if not issubclass(raised.exc_type, (GeneratorExit, StopIteration)):
-                raise
+        self.generator_tx.close(tx)
         return ConstantVariable(None)
 
     def unpack_var_sequence(self, tx: Translator) -> list[VariableTracker]:

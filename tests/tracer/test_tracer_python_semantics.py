@@ -15,9 +15,13 @@ against torch.compile where torch.compile is right.
 - the iteration protocol as CPython runs it: `__iter__` returning `self` is the
   iterator (it was iterated again, forever), a class with `__getitem__` alone is walked
   by index, `next()` takes only an iterator, `x in obj` walks `obj`;
+- dividing by an int or float argument that became a symbol and is now 0 raises
+  ZeroDivisionError where the user's `try` catches it (guarded: `n != 0`);
 - `t.storage_offset()`, `t._is_view()` and the like answer from what the tensor guards
   do not check: they break the graph (they were folded, and a view at another offset
   reused the first answer);
+- an abstract class refuses to be instantiated, and a user metaclass's
+  `__instancecheck__` decides `isinstance`;
 - an object without a `__dict__` (`__slots__`) refuses any other attribute;
 - `del obj.name` runs a property's deleter (and says CPython's words without one);
 - `__exit__` of a `with` block an exception leaves gets a traceback, not None;
@@ -243,6 +247,49 @@ def slotted_objects(t, given):
     return t + made.a, refused
 
 
+class Shape(__import__("abc").ABC):
+    @__import__("abc").abstractmethod
+    def area(self):
+        ...
+
+
+class Quacking(type):
+    def __instancecheck__(cls, obj):
+        return hasattr(obj, "quack")
+
+
+class Duck(metaclass=Quacking):
+    pass
+
+
+class Mallard:
+    quack = True
+
+
+def abstract_and_duck_typed_classes(t, bird):
+    try:
+        Shape()
+        made = "made"
+    except TypeError as error:
+        made = str(error)
+    return t + 1, made, isinstance(bird, Duck), isinstance(t, Duck)
+
+
+def divide_by_an_argument(t, n, f):
+    words = []
+    try:
+        r = 6 // n + 7 % n
+    except ZeroDivisionError as error:
+        r = 0
+        words.append(str(error))
+    try:
+        q = 1.0 / f
+    except ZeroDivisionError as error:
+        q = 0.0
+        words.append(str(error))
+    return t * r + q, words
+
+
 def storage_layout(t):
     return t + t.storage_offset() + (1 if t._is_view() else 0)
 
@@ -276,6 +323,14 @@ CASES: dict[str, tuple[Callable, Callable[[int], tuple], Callable[[int], None] |
     "exit_gets_a_traceback": (exit_gets_a_traceback, lambda i: (torch.ones(2),), None, True),
     "deleting_attributes": (deleting_attributes, lambda i: (torch.ones(2),), None, True),
     "slotted_objects": (slotted_objects, lambda i: (torch.ones(2), Slotted()), None, True),
+    # torch.compile 2.13 runs this frame eagerly (0 graphs)
+    "abstract_and_duck_typed_classes": (abstract_and_duck_typed_classes,
+                                        lambda i: (torch.ones(2), Mallard()), None, False),
+    # n and f change: symbols from the second call; 0 on the third (torch.compile 2.13
+    # raises from inside its graph, past the `try`)
+    "divide_by_an_argument": (divide_by_an_argument,
+                              lambda i: (torch.ones(2), (2, 3, 0)[i], (2.0, 4.0, 0.0)[i]),
+                              None, False),
     # a view at another offset of the same sizes: torch.compile keeps the call in its graph
     "storage_layout": (storage_layout,
                        lambda i: (torch.arange(6.0)[i:i + 3] if i else torch.ones(3),), None, False),
