@@ -126,9 +126,10 @@ class BytecodeDispatchTableMeta(type):
 
 
 # Instructions after which an object may have lost its last reference: a value popped or
-# overwritten, a call's arguments and callee consumed.
+# overwritten, a call's arguments and callee consumed, an exhausted loop's iterator.
 DROPS_REFERENCES = frozenset({"POP_TOP", "STORE_FAST", "DELETE_FAST", "STORE_DEREF",
-                              "DELETE_DEREF", "CALL"})
+                              "DELETE_DEREF", "CALL", "FOR_ITER", "STORE_ATTR",
+                              "DELETE_ATTR", "STORE_SUBSCR", "DELETE_SUBSCR", "STORE_GLOBAL"})
 
 
 class InstructionTranslatorBase(
@@ -172,6 +173,9 @@ class InstructionTranslatorBase(
         # CPython's sys.exc_info() is (translator/exceptions.py)
         self.exc_info = parent.exc_info if parent is not None else ExcInfo()
         self.stack: list[VariableTracker] = []
+        # what the instruction running now popped: still held by it until it is done
+        # (a `for` loop's iterator while a generator it drives runs)
+        self.popped: list[VariableTracker] = []
         self.instruction_pointer = 0
         self.current_instruction: Instruction | None = None
         self.kw_names: tuple[str, ...] = ()  # set by KW_NAMES for the next CALL
@@ -188,7 +192,9 @@ class InstructionTranslatorBase(
         self.stack.append(value)
 
     def pop(self) -> VariableTracker:
-        return self.stack.pop()
+        value = self.stack.pop()
+        self.popped.append(value)
+        return value
 
     def popn(self, count: int) -> list[VariableTracker]:
         """The top `count` values, deepest first (the order they were pushed)."""
@@ -196,6 +202,7 @@ class InstructionTranslatorBase(
             return []
         values = self.stack[-count:]
         del self.stack[-count:]
+        self.popped.extend(values)
         return values
 
     # -- the loop -----------------------------------------------------------------
@@ -237,6 +244,7 @@ class InstructionTranslatorBase(
         (chapter 8), or out of the frame when no exception-table entry covers it. After an
         instruction that drops a reference, a suspended generator nothing holds any more
         is closed, as CPython closes it when its last reference goes."""
+        self.popped.clear()  # what the previous instruction popped is gone now
         try:
             running = self.step()
         except ObservedException as raised:
@@ -252,7 +260,8 @@ class InstructionTranslatorBase(
         blocks run here, traced; if they cannot be, no graph can end between two
         instructions: the whole frame runs eagerly (MD0021)."""
         for generator_tx in list(self.output.suspended_generators):
-            if generator_tx.suspended and not self.holds(generator_tx.object_id, generator_tx, ending):
+            parked = generator_tx.yielded is not None  # at a `yield`: not running, not waiting
+            if parked and not self.holds(generator_tx.object_id, generator_tx, ending):
                 self.output.suspended_generators.remove(generator_tx)
                 try:
                     generator_tx.close_dropped(self)
@@ -266,8 +275,9 @@ class InstructionTranslatorBase(
         the object: a frame's stack, locals or cells, an object from outside the frame (it
         outlives the frame; one made while tracing counts only if they reach it), a
         written global."""
-        for tx in self.output.translators:
-            if tx is not generator_tx and tx is not ending and object_id in tx.held():
+        for tx in self.output.translators:  # this one's instruction is done: not its `popped`
+            if tx is not generator_tx and tx is not ending and (
+                    object_id in tx.held(in_flight=tx is not self)):
                 return True
         if ending is not None and object_id in contained_ids(ending.return_value):
             return True
@@ -278,11 +288,14 @@ class InstructionTranslatorBase(
             return True
         return any(object_id in contained_ids(value) for _, value in side_effects.global_writes.values())
 
-    def held(self) -> frozenset[int]:
-        """The object ids this frame's stack, locals and cells reach (kept while it waits)."""
+    def held(self, in_flight: bool = True) -> frozenset[int]:
+        """The object ids this frame's stack, locals and cells reach, and what its running
+        instruction popped (`in_flight`); kept while it waits."""
         if self.suspended and self.held_ids is not None:
             return self.held_ids
         ids = contained_ids(self.stack) | contained_ids(self.symbolic_locals) | contained_ids(self.cells)
+        if in_flight:
+            ids |= contained_ids(self.popped)
         if self.suspended:
             self.held_ids = ids
         return ids

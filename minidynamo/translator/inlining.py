@@ -179,6 +179,7 @@ class InliningGeneratorInstructionTranslator(InliningInstructionTranslator):
         finally:
             tx.wake()
             self.suspend()  # until the next resume() or throw()
+            self.exc_info.outer = None  # its consumer's state is linked only while it runs
         if self.return_value is not None:
             self.stop_value = self.return_value
             self.finish()

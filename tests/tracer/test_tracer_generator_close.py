@@ -81,6 +81,27 @@ def zip_stops_early(x):
     return pairs[0][0] * pairs[0][1]
 
 
+def zip_drives_two_generators_in_a_loop(x):
+    total = x
+    for first, second in zip(logged(x, "one"), logged(x, "two")):
+        total = total + first * second  # both parked while the body runs: not dropped
+    LOG.append("looped")
+    return total
+
+
+def helper_drops_it(x):
+    for value in logged(x, "helper's"):
+        break
+    LOG.append("helper goes on")
+    return value
+
+
+def dropped_inside_a_helper(x):
+    value = helper_drops_it(x)
+    LOG.append("back")
+    return value
+
+
 def closed_by_hand(x):
     generator = logged(x)
     value = next(generator)
@@ -104,7 +125,8 @@ def grad_mode_inside_a_dropped_generator(x):
 
 CASES = [break_out_of_the_loop, return_from_the_loop, next_of_a_temporary,
          held_by_a_local_until_the_return, rebinding_the_local, kept_in_a_list,
-         zip_stops_early, closed_by_hand, consumed_to_the_end,
+         zip_stops_early, zip_drives_two_generators_in_a_loop, dropped_inside_a_helper,
+         closed_by_hand, consumed_to_the_end,
          grad_mode_inside_a_dropped_generator]
 
 

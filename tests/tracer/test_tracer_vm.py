@@ -68,12 +68,13 @@ def test_version_facts_come_from_the_bytecode_layer():
 
 def test_push_pop_popn_keep_cpython_order():
     translator = object.__new__(InstructionTranslatorBase)
-    translator.stack = []
+    translator.stack, translator.popped = [], []
     for value in "abc":
         translator.push(value)
     assert translator.popn(2) == ["b", "c"]
     assert translator.popn(0) == []
     assert translator.pop() == "a"
+    assert translator.popped == ["b", "c", "a"]  # held by the running instruction
 
 
 def straight_line(a, b):
