@@ -85,6 +85,6 @@ def test_torch_module_call_reads_its_argument_tuple():
 
 @pytest.mark.task("ch04.4")
 def test_items_of_a_container_with_no_source_are_built_at_once():
-    """`type(grid).blocks` has no source: a lazy item would have nothing to reload from
+    """`super().blocks` has no source: a lazy item would have nothing to reload from
     when the tuple is rebuilt after the graph, so its items are built when it is."""
     assert_same_as_torch(samples.class_table, torch.randn(3), samples.Grid())

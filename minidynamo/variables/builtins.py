@@ -235,16 +235,7 @@ def call_operator(tx: Translator, fn: Callable[..., Any], args: list[Variable]) 
         return tensor_operator(tx, fn, args)  # rule 2: a graph node
     if any(isinstance(arg, SymNodeVariable) for arg in args) and all(
             isinstance(arg, (SymNodeVariable, ConstantVariable)) for arg in args):
-        if fn in DIVISIONS and isinstance(args[1], SymNodeVariable) and not args[1].truth():
-            # dividing by a symbol that is 0 now (guarded, as `bool(n)` is): raise here,
-            # where the user's `try` can catch it, in CPython's words for these types
-            try:
-                fn(args[0].python_type()(1), args[1].python_type()(0))
-            except ZeroDivisionError as error:
-                raise_observed(ZeroDivisionError, *error.args)
-        # s77 * 2: a node too; `n += 1` is `n + 1` (an int is not updated in place, and
-        # FX writes an `iadd` node as `iadd += 1`, which would change every alias of it)
-        return tx.output.create_node(tx, "call_function", BINARY_OF_IN_PLACE.get(fn, fn), args, {})
+        return symbol_operator(tx, fn, args)  # s77 * 2: a node too
     dunder = OPERATOR_DUNDERS[fn]  # rule 3: the operand's own method
     receiver, rest = args[0], args[1:]
     if dunder in IN_PLACE_FALLBACK and not hasattr(receiver, method_handler_name(dunder)):
@@ -252,6 +243,20 @@ def call_operator(tx: Translator, fn: Callable[..., Any], args: list[Variable]) 
     if not hasattr(receiver, method_handler_name(dunder)) and fn is operator.mul:
         receiver, rest = args[1], args[:1]  # 3 * [x]: int has no list rule, list has
     return receiver.call_method(tx, dunder, rest, {})
+
+
+def symbol_operator(tx: Translator, fn: Callable[..., Any], args: list[Variable]) -> Variable:
+    """An operator on a symbol (a dynamic size or int, chapter 9) and constants: a
+    `call_function` node. `n += 1` is `n + 1`: an int is not updated in place, and FX
+    writes an `iadd` node as `iadd += 1`, which would change every alias of the old value.
+    Dividing by a symbol that is 0 now (guarded, as `bool(n)` is) raises here, where the
+    user's `try` catches it, in CPython's words for these types."""
+    if fn in DIVISIONS and isinstance(args[1], SymNodeVariable) and not args[1].truth():
+        try:
+            fn(args[0].python_type()(1), args[1].python_type()(0))
+        except ZeroDivisionError as error:
+            raise_observed(ZeroDivisionError, *error.args)
+    return tx.output.create_node(tx, "call_function", BINARY_OF_IN_PLACE.get(fn, fn), args, {})
 
 
 def tensor_operator(tx: Translator, fn: Callable[..., Any], args: list[Variable]) -> Variable:

@@ -48,7 +48,7 @@ def call_operator(tx: Translator, fn: Callable[..., Any], args: list[Variable]) 
         return tensor_operator(tx, fn, args)  # rule 2: a graph node
     if any(isinstance(arg, SymNodeVariable) for arg in args) and all(
             isinstance(arg, (SymNodeVariable, ConstantVariable)) for arg in args):
-        return tx.output.create_node(tx, "call_function", fn, args, {})  # s77 * 2: a node too
+        return symbol_operator(tx, fn, args)  # s77 * 2: a node too
     dunder = OPERATOR_DUNDERS[fn]  # rule 3: the operand's own method
     receiver, rest = args[0], args[1:]
     if dunder in IN_PLACE_FALLBACK and not hasattr(receiver, method_handler_name(dunder)):
