@@ -197,6 +197,7 @@ class Guard:
     # TYPE_MATCH: the object, until the check function is built (`guard_reads`: how its
     # attributes are read)
     instance: Any = field(default=None, repr=False)
+    key: Any = None  # NOT_IN_DICT: the key that is absent
 
     def sources(self) -> list[Source]:
         """The sources the guard's code reads (a joint TENSOR_MATCH reads several)."""
@@ -405,7 +406,7 @@ class GuardSet:
 
     def not_in_dict(self, source: Source, key: str) -> None:
         """`key` is absent from the mapping at `source` (an instance `__dict__`, the globals)."""
-        self._add(Guard("NOT_IN_DICT", source, f"{key!r} not in {source.name()}"))
+        self._add(Guard("NOT_IN_DICT", source, f"{key!r} not in {source.name()}", key=key))
 
     def no_hooks(self, source: Source, value: torch.nn.Module) -> None:
         """The module's four hook dicts are empty, read from its `__dict__` (a module's
@@ -656,7 +657,9 @@ def fast_forms(guards: list[Guard]) -> list[Guard]:
     C++ checker (`fast_form`), and the dynamism marks of all the tensors compiled without
     marks as one line, after the other guards (their tensors are fetched by then).
 
-    The tensor checks are one joint call too (`all_tensors`), where the first was."""
+    The tensor checks are one joint call too (`all_tensors`), where the first was, and
+    the keys absent from one mapping are one `isdisjoint` call (`all_absent`)."""
+    guards = all_absent(guards)
     tensors = [guard.tensor for guard in guards]
     fast = [fast_form(guard) for guard in guards]
     unmarked = [guard for guard in fast if guard.kind == "DIMENSION_DYNAMIC_MARKING"
@@ -670,6 +673,29 @@ def fast_forms(guards: list[Guard]) -> list[Guard]:
     if len(unmarked) > 1:
         rest.append(all_unmarked(unmarked))
     return rest
+
+
+def all_absent(guards: list[Guard]) -> list[Guard]:
+    """The NOT_IN_DICT guards of one mapping as one, where the first was:
+    `mapping.keys().isdisjoint(___absent3)`, one C call for the names a lookup found
+    nowhere (a config read for a dozen optional attributes, each missing on every class
+    of its MRO), in place of one `'name' not in mapping` each."""
+    by_mapping: dict[str, list[Guard]] = {}
+    for guard in guards:
+        if guard.kind == "NOT_IN_DICT" and guard.key is not None:
+            by_mapping.setdefault(guard.source.name(), []).append(guard)
+    merged: dict[int, Guard | None] = {}
+    for members in by_mapping.values():
+        if len(members) > 1:
+            name = _ref_name(refs := {}, "absent", frozenset(guard.key for guard in members))
+            source = members[0].source
+            merged[id(members[0])] = Guard(
+                "NOT_IN_DICT", source, f"{source.name()}.keys().isdisjoint({name})", refs,
+                reason=_first_reason(members), user_line=members[0].user_line,
+                text=" and ".join(display_name(guard.code) for guard in members))
+            merged.update((id(guard), None) for guard in members[1:])
+    kept = (merged.get(id(guard), guard) for guard in guards)  # None: merged into the first
+    return [guard for guard in kept if guard is not None]
 
 
 def all_tensors(checked: list[tuple[Guard, tuple]]) -> Guard:

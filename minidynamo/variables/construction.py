@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any, Sequence
 import torch
 
 from minidynamo.exc import EXCEPTION_IN_TRACED_CODE, UNSUPPORTED_CALL, graph_break, raise_observed
+from minidynamo.sources import AttrSource
 from minidynamo.variables.base import VariableTracker, new_object_id
 from minidynamo.variables.constant import ConstantVariable, constant
 from minidynamo.variables.dicts import ConstDictVariable, DictPartVariable, dict_items
@@ -177,6 +178,7 @@ def _construct(
     cls = class_variable.cls
     base = container_base(cls)
     own_init = isinstance(cls.__init__, types.FunctionType)
+    guard_constructor(tx, class_variable, "__init__")
     if base in (list, tuple):
         if len(args) > 1 and not own_init:
             raise_observed(TypeError, f"{base.__name__} expected at most 1 argument, got {len(args)}")
@@ -198,6 +200,14 @@ def _construct(
     return tx.output.side_effects.latest(obj)
 
 
+def guard_constructor(tx: Translator, class_variable: UserDefinedClassVariable, name: str) -> None:
+    """The class's `__init__` (or `__new__`) is the one traced, next time too: one
+    replaced between calls (`K.__init__ = other`) makes another object."""
+    if class_variable.source is not None:  # `G['K'].__init__`: the function itself
+        tx.output.guards.add("ID_MATCH", AttrSource(class_variable.source, name),
+                             getattr(class_variable.cls, name))
+
+
 def _construct_with_new(
     tx: Translator,
     class_variable: UserDefinedClassVariable,
@@ -210,6 +220,8 @@ def _construct_with_new(
     `__init__` is a Python function (the builtin one does nothing more)."""
     from minidynamo.variables.functions import UserFunctionVariable
 
+    guard_constructor(tx, class_variable, "__new__")
+    guard_constructor(tx, class_variable, "__init__")
     obj = UserFunctionVariable(new).call_function(tx, [class_variable, *args], kwargs)
     obj = tx.output.side_effects.latest(obj.realize())
     made = obj.python_type()

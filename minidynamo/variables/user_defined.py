@@ -148,7 +148,10 @@ def class_attribute(
     if hasattr(type(attribute), "__get__") and not isinstance(attribute, type):
         what = f"{cls.__name__}.{name} is a {type(attribute).__name__} descriptor"
         graph_break(UNSUPPORTED_ATTRIBUTE, what)
-    if source is None and on_type is not None:  # made while tracing: `K.s`, where K was read
+    if source is None and on_type is not None and not is_dunder(name):
+        # made while tracing: `K.s`, where K was read. A class's own metadata
+        # (`__dataclass_fields__`, `__match_args__`), set when the class was made, stays
+        # a constant: guarding every field of a model output costs each call microseconds
         source = AttrSource(on_type, name)
     return VariableBuilder(tx.output, source)(attribute)
 
@@ -230,6 +233,10 @@ def object_attribute(
         graph_break(UNSUPPORTED_ATTRIBUTE, what)
     guard_missing_on_classes(tx, type_source(obj), cls, name)
     raise_observed(AttributeError, f"{cls.__name__!r} object has no attribute {name!r}")
+
+
+def is_dunder(name: str) -> bool:
+    return name.startswith("__") and name.endswith("__")
 
 
 IMMUTABLE_TYPE = 1 << 8  # Py_TPFLAGS_IMMUTABLETYPE: a builtin class, whose dict cannot change

@@ -367,6 +367,19 @@ def through_super(x, obj):
     return obj.step(x)
 
 
+class Initialized:
+    def __init__(self):
+        self.v = 2
+
+
+def init_five(self):
+    self.v = 5
+
+
+def made_with_init(x):
+    return x * Initialized().v
+
+
 def type_attribute(x, obj):
     return x * type(obj).k + len(type(obj).__name__)
 
@@ -723,6 +736,10 @@ CASES = [
          [Call(lambda: (t(3), Derived())), Call(lambda: (t(3), Derived())),
           Call(lambda: (t(3), Derived()), lambda: replace_in_class(Base, "step", other_step)),
           Call(lambda: (t(3), Derived()))]),
+    Case("init_replaced_for_an_object_made_in_the_frame", made_with_init,
+         [Call(lambda: (t(3),)), Call(lambda: (t(3),)),
+          Call(lambda: (t(3),), lambda: replace_in_class(Initialized, "__init__", init_five)),
+          Call(lambda: (t(3),))], torch_wrong=[1, 0, 1, 0]),
     Case("class_attribute_added", has_extra,
          [Call(lambda: (t(3), Tagged())), Call(lambda: (t(3), Tagged())),
           Call(lambda: (t(3), Tagged()), lambda: add_attribute(Tagged, "extra", 4)),
