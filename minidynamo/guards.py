@@ -22,6 +22,7 @@ and `G` (its globals):
 | DICT_KEYS | a dict whose keys are all read (a loop, `len`, a write) | `list(L['d'].keys()) == ['a', 'b']` |
 | DICT_CONTAINS | a dict read by key (`d['a']`, `d.get('a')`, `'a' in d`) | `'a' in L['d']` |
 | NOT_IN_DICT | an attribute found on the class, a builtin | `'forward' not in L['m'].__dict__` |
+| HASATTR | an attribute found nowhere, not even on the class | `not hasattr(type(L['o']), 'extra')` |
 | NO_HOOKS | an nn.Module that is called | no hooks registered on it |
 | GLOBAL_STATE | every frame | grad mode, default dtype, deterministic algorithms, autocast, TF32, threads, inference mode |
 | NO_ALIASING / DUPLICATE_INPUT | tensors and mutable objects | distinct inputs stay distinct, one object seen twice stays one |
@@ -408,6 +409,11 @@ class GuardSet:
         """`key` is absent from the mapping at `source` (an instance `__dict__`, the globals)."""
         self._add(Guard("NOT_IN_DICT", source, f"{key!r} not in {source.name()}", key=key))
 
+    def not_on_class(self, source: Source, key: str) -> None:
+        """`key` is found nowhere on the class at `source`: not on its MRO, nor on its
+        metaclass (`hasattr` asks CPython's cached type lookup, one call for all)."""
+        self._add(Guard("HASATTR", source, f"not hasattr({source.name()}, {key!r})", key=key))
+
     def no_hooks(self, source: Source, value: torch.nn.Module) -> None:
         """The module's four hook dicts are empty, read from its `__dict__` (a module's
         attributes go through nn.Module's `__getattr__` hook, its dict does not)."""
@@ -676,22 +682,26 @@ def fast_forms(guards: list[Guard]) -> list[Guard]:
 
 
 def all_absent(guards: list[Guard]) -> list[Guard]:
-    """The NOT_IN_DICT guards of one mapping as one, where the first was:
-    `mapping.keys().isdisjoint(___absent3)`, one C call for the names a lookup found
-    nowhere (a config read for a dozen optional attributes, each missing on every class
-    of its MRO), in place of one `'name' not in mapping` each."""
-    by_mapping: dict[str, list[Guard]] = {}
+    """The guards that names are absent from one object as one, where the first was: for
+    a mapping (NOT_IN_DICT) `mapping.keys().isdisjoint(___absent3)`, one C call; for a
+    class (HASATTR) `not (hasattr(cls, 'a') or hasattr(cls, 'b'))`. A config read for a
+    dozen optional attributes has a dozen of each."""
+    by_object: dict[tuple[str, str], list[Guard]] = {}
     for guard in guards:
-        if guard.kind == "NOT_IN_DICT" and guard.key is not None:
-            by_mapping.setdefault(guard.source.name(), []).append(guard)
+        if guard.kind in ("NOT_IN_DICT", "HASATTR") and guard.key is not None:
+            by_object.setdefault((guard.kind, guard.source.name()), []).append(guard)
     merged: dict[int, Guard | None] = {}
-    for members in by_mapping.values():
+    for (kind, where), members in by_object.items():
         if len(members) > 1:
-            name = _ref_name(refs := {}, "absent", frozenset(guard.key for guard in members))
-            source = members[0].source
+            refs: dict[str, Any] = {}
+            if kind == "NOT_IN_DICT":
+                name = _ref_name(refs, "absent", frozenset(guard.key for guard in members))
+                code = f"{where}.keys().isdisjoint({name})"
+            else:
+                code = f"not ({' or '.join(f'hasattr({where}, {guard.key!r})' for guard in members)})"
             merged[id(members[0])] = Guard(
-                "NOT_IN_DICT", source, f"{source.name()}.keys().isdisjoint({name})", refs,
-                reason=_first_reason(members), user_line=members[0].user_line,
+                kind, members[0].source, code, refs, reason=_first_reason(members),
+                user_line=members[0].user_line,
                 text=" and ".join(display_name(guard.code) for guard in members))
             merged.update((id(guard), None) for guard in members[1:])
     kept = (merged.get(id(guard), guard) for guard in guards)  # None: merged into the first

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Sequence
 
 from minidynamo.exc import UNSUPPORTED_ATTRIBUTE, graph_break, raise_observed
-from minidynamo.sources import AttrSource, TypeSource
+from minidynamo.sources import AttrSource
 from minidynamo.variables.base import VariableTracker
 from minidynamo.variables.constant import constant
 from minidynamo.variables.user_defined import (
@@ -65,9 +65,8 @@ class UserDefinedClassVariable(VariableTracker):
             return VariableBuilder(tx.output, source)(self.cls.__dict__)
         attribute = _lookup_on_class(self.cls, name)
         if attribute is _MISSING:
+            # on no class of its MRO, nor on its metaclass: `hasattr(K, name)` asks both
             guard_missing_on_classes(tx, self.source, self.cls, name)
-            guard_missing_on_classes(tx, TypeSource(self.source) if self.source else None,
-                                     type(self.cls), name)  # nor on its metaclass
             raise_observed(AttributeError,
                            f"type object {self.cls.__name__!r} has no attribute {name!r}")
         if isinstance(attribute, staticmethod):

@@ -245,8 +245,14 @@ IMMUTABLE_TYPE = 1 << 8  # Py_TPFLAGS_IMMUTABLETYPE: a builtin class, whose dict
 def guard_missing_on_classes(tx: Translator, on_type: Source | None, cls: type, name: str) -> None:
     """`name` was found nowhere: not in an object's `__dict__` (guarded by the caller) nor
     on any class of the MRO of `cls`, read again at `on_type`. Guard the classes too: a
-    class attribute added later (`K.extra = 5`) makes `hasattr(o, 'extra')` true."""
+    class attribute added later (`K.extra = 5`) makes `hasattr(o, 'extra')` true. One
+    `hasattr(cls, name)` asks the whole MRO (CPython caches type lookups); where the
+    metaclass has the name (`mro`), which an instance does not see, each class's
+    `__dict__` is asked instead."""
     if on_type is None:
+        return
+    if not hasattr(cls, name):
+        tx.output.guards.not_on_class(on_type, name)
         return
     mro = AttrSource(on_type, "__mro__")
     for index, klass in enumerate(cls.__mro__):
