@@ -54,38 +54,13 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable
 
 import torch
-from torch._C._dynamo.guards import GlobalStateGuard, TensorGuards
+from torch._C._dynamo.guards import TensorGuards
 from torch.fx.experimental.symbolic_shapes import SYMPY_INTERP
 
+from minidynamo.global_state import GlobalState
 from minidynamo.guard_reads import Reads
 from minidynamo.shapes import MARK_ATTRIBUTES, MARKED, dynamism_marks, is_symbolic, marks_within
 from minidynamo.sources import KEY_NAMES, Source, TypeSource, key_expression
-
-# -- the global state a graph depends on ----------------------------------------
-
-
-class GlobalState:
-    """The process-wide torch settings a traced graph bakes in, as they were when tracing
-    began: torch's own checker of them (its C++ `GlobalStateGuard`, the `GLOBAL_STATE`
-    guard of torch.compile: grad mode, default dtype, deterministic algorithms, autocast
-    per device, TF32 and reduced-precision reductions, the number of threads, the
-    torch-function state), and inference mode."""
-
-    def __init__(self) -> None:
-        self.torch_state = GlobalStateGuard()
-        self.inference_mode = torch.is_inference_mode_enabled()
-
-    def holds(self) -> bool:
-        return self.torch_state.check() and (
-            torch.is_inference_mode_enabled() is self.inference_mode)
-
-    def changed(self) -> str:
-        """`GLOBAL_STATE changed: grad_mode, num_threads`: the settings that differ now."""
-        names = self.torch_state.reason().split()
-        if torch.is_inference_mode_enabled() is not self.inference_mode:
-            names.append("inference_mode")
-        return f"GLOBAL_STATE changed: {', '.join(names)}"
-
 
 # -- what a tensor guard compares -------------------------------------------------
 

@@ -95,10 +95,9 @@ from minidynamo.variables.torch import (
     is_torch_function,
     is_tracing_state_function,
 )
-from minidynamo.variables.user_classes import UserDefinedClassVariable
+from minidynamo.variables.user_classes import MethodDescriptorVariable, UserDefinedClassVariable
 from minidynamo.variables.user_defined import (
     BUILTIN_METHOD_DESCRIPTORS,
-    MethodDescriptorVariable,
     UserDefinedDictVariable,
     UserDefinedObjectVariable,
     UserDefinedSequenceVariable,

@@ -1,5 +1,6 @@
 """User-defined classes as values: read for class attributes, used in `isinstance`,
-called to make objects (chapter 3).
+called to make objects (chapter 3); and the methods of C types read off a class
+(`dict.__setitem__(d, k, v)`, `object.__setattr__(self, ...)`), called unbound.
 
 A class's attribute is found as Python finds it, statically (`inspect.getattr_static`:
 the MRO, then the metaclass), and guarded where it was read (`G['K'].k`,
@@ -18,17 +19,19 @@ import types
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Sequence
 
-from minidynamo.exc import UNSUPPORTED_ATTRIBUTE, graph_break, raise_observed
+from minidynamo.exc import UNSUPPORTED_ATTRIBUTE, UNSUPPORTED_CALL, graph_break, raise_observed
 from minidynamo.sources import AttrSource
-from minidynamo.variables.base import VariableTracker
+from minidynamo.variables.base import KnownFunctionVariable, VariableTracker
 from minidynamo.variables.constant import constant
 from minidynamo.variables.user_defined import (
     _MISSING,
     BUILTIN_METHOD_DESCRIPTORS,
     CLASS_CONSTANT_ATTRIBUTES,
     CLASS_HIERARCHY_ATTRIBUTES,
+    UserDefinedObjectVariable,
     _lookup_on_class,
     _lookup_static,
+    builtin_method,
     guard_missing_on_classes,
 )
 
@@ -122,3 +125,47 @@ class UserDefinedClassVariable(VariableTracker):
 
     def __repr__(self) -> str:
         return f"UserDefinedClassVariable({self.cls.__name__})"
+
+
+@dataclass(frozen=True, eq=False, repr=False)
+class MethodDescriptorVariable(KnownFunctionVariable):
+    """A C type's method read off its class, called unbound: `dict.__setitem__(d, k, v)`,
+    `object.__setattr__(self, name, value)`, `str.join(sep, parts)`."""
+
+    def call_function(
+        self, tx: Translator, args: Sequence[VariableTracker], kwargs: dict[str, VariableTracker]
+    ) -> VariableTracker:
+        if not args:
+            raise_observed(TypeError, f"unbound method {self.fn.__qualname__}() needs an argument")
+        method = builtin_method(tx, args[0], self.fn.__objclass__, self.fn.__name__)
+        return method.call_function(tx, args[1:], kwargs)
+
+
+@dataclass(frozen=True, eq=False, repr=False)
+class GenericAttributeVariable(VariableTracker):
+    """`object.__getattribute__` or `object.__setattr__` bound to `obj`, reached through
+    `super()` from a class's own hook: the generic lookup or store, without the hook
+    (which would call itself again)."""
+
+    NAMES = ("__getattribute__", "__setattr__")
+
+    obj: VariableTracker
+    name: str
+    children_fields = ("obj",)
+
+    def call_function(
+        self, tx: Translator, args: Sequence[VariableTracker], kwargs: dict[str, VariableTracker]
+    ) -> VariableTracker:
+        obj = tx.output.side_effects.latest(self.obj.realize())
+        if not isinstance(obj, UserDefinedObjectVariable) or kwargs:
+            graph_break(UNSUPPORTED_CALL, f"object.{self.name} of {obj}")
+        expected = 1 if self.name == "__getattribute__" else 2
+        if len(args) != expected:
+            raise_observed(TypeError, f"expected {expected} arguments, got {len(args)}")
+        attribute = args[0].as_python_constant()
+        if self.name == "__getattribute__":
+            return obj.generic_getattr(tx, attribute)
+        return obj.generic_setattr(tx, attribute, args[1])
+
+    def __repr__(self) -> str:
+        return f"GenericAttributeVariable(object.{self.name})"

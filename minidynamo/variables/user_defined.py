@@ -50,7 +50,7 @@ from minidynamo.exc import (
 )
 from minidynamo.guard_reads import lookup
 from minidynamo.sources import AttrSource, GenericAttrSource, GetItemSource, Source, TypeSource
-from minidynamo.variables.base import KnownFunctionVariable, VariableTracker, new_object_id
+from minidynamo.variables.base import VariableTracker, new_object_id
 from minidynamo.variables.constant import ConstantVariable, constant
 from minidynamo.variables.lazy import build_lazily
 
@@ -174,6 +174,8 @@ def builtin_method(
     from minidynamo.variables.misc import GetAttrVariable
 
     obj = tx.output.side_effects.latest(obj.realize())
+    from minidynamo.variables.user_classes import GenericAttributeVariable
+
     if owner is object and name in GenericAttributeVariable.NAMES and isinstance(
         obj, UserDefinedObjectVariable
     ):
@@ -760,47 +762,3 @@ def fill_instance(obj: Any, items: list | dict | tuple, attributes: dict, plain:
     for name, value in attributes.items():
         object.__setattr__(obj, name, value)
     return obj
-
-
-@dataclass(frozen=True, eq=False, repr=False)
-class MethodDescriptorVariable(KnownFunctionVariable):
-    """A C type's method read off its class, called unbound: `dict.__setitem__(d, k, v)`,
-    `object.__setattr__(self, name, value)`, `str.join(sep, parts)`."""
-
-    def call_function(
-        self, tx: Translator, args: Sequence[VariableTracker], kwargs: dict[str, VariableTracker]
-    ) -> VariableTracker:
-        if not args:
-            raise_observed(TypeError, f"unbound method {self.fn.__qualname__}() needs an argument")
-        method = builtin_method(tx, args[0], self.fn.__objclass__, self.fn.__name__)
-        return method.call_function(tx, args[1:], kwargs)
-
-
-@dataclass(frozen=True, eq=False, repr=False)
-class GenericAttributeVariable(VariableTracker):
-    """`object.__getattribute__` or `object.__setattr__` bound to `obj`, reached through
-    `super()` from a class's own hook: the generic lookup or store, without the hook
-    (which would call itself again)."""
-
-    NAMES = ("__getattribute__", "__setattr__")
-
-    obj: VariableTracker
-    name: str
-    children_fields = ("obj",)
-
-    def call_function(
-        self, tx: Translator, args: Sequence[VariableTracker], kwargs: dict[str, VariableTracker]
-    ) -> VariableTracker:
-        obj = tx.output.side_effects.latest(self.obj.realize())
-        if not isinstance(obj, UserDefinedObjectVariable) or kwargs:
-            graph_break(UNSUPPORTED_CALL, f"object.{self.name} of {obj}")
-        expected = 1 if self.name == "__getattribute__" else 2
-        if len(args) != expected:
-            raise_observed(TypeError, f"expected {expected} arguments, got {len(args)}")
-        attribute = args[0].as_python_constant()
-        if self.name == "__getattribute__":
-            return obj.generic_getattr(tx, attribute)
-        return obj.generic_setattr(tx, attribute, args[1])
-
-    def __repr__(self) -> str:
-        return f"GenericAttributeVariable(object.{self.name})"

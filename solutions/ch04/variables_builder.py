@@ -31,8 +31,8 @@ from minidynamo.variables.misc import PythonModuleVariable
 from minidynamo.variables.nn_module import NNModuleVariable
 from minidynamo.variables.numpy import NumpyNdarrayVariable, NumpyVariable, is_numpy_callable
 from minidynamo.variables.torch import SkippedFunctionVariable, TorchFunctionVariable, TracingStateFunctionVariable, is_skipped_function, is_torch_function, is_tracing_state_function
-from minidynamo.variables.user_classes import UserDefinedClassVariable
-from minidynamo.variables.user_defined import BUILTIN_METHOD_DESCRIPTORS, MethodDescriptorVariable, UserDefinedDictVariable, UserDefinedObjectVariable, UserDefinedSequenceVariable, dict_base, is_dict_subclass_instance, is_sequence_subclass_instance
+from minidynamo.variables.user_classes import MethodDescriptorVariable, UserDefinedClassVariable
+from minidynamo.variables.user_defined import BUILTIN_METHOD_DESCRIPTORS, UserDefinedDictVariable, UserDefinedObjectVariable, UserDefinedSequenceVariable, dict_base, is_dict_subclass_instance, is_sequence_subclass_instance
 if TYPE_CHECKING:
     from minidynamo.output_graph import OutputGraph
 
