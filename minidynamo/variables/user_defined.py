@@ -454,7 +454,7 @@ class UserDefinedObjectVariable(VariableTracker):
         without the attribute. Deleting one of an existing object is a graph break."""
         attribute = _lookup_static(self.cls, name)
         if _overrides_instance(attribute):  # a property's deleter, a descriptor's __delete__
-            return self.descriptor_delete(tx, name, attribute)
+            return self.through_descriptor(tx, name, attribute, "delete")
         if self.value is not None:
             graph_break(UNSUPPORTED_ATTRIBUTE, f"deleting {self.cls.__name__}.{name} of an "
                         "object from outside the frame")
@@ -465,50 +465,38 @@ class UserDefinedObjectVariable(VariableTracker):
         tx.output.side_effects.mutate(self.clone(attributes=remaining))
         return ConstantVariable(None)
 
-    def descriptor_delete(self, tx: Translator, name: str, attribute: Any) -> VariableTracker:
-        """`del obj.name` of a data descriptor of the class: a property's deleter or a
-        descriptor's `__delete__`, written in Python, inlined."""
+    def through_descriptor(self, tx: Translator, name: str, attribute: Any, action: str,
+                           *values: VariableTracker) -> VariableTracker:
+        """`obj.name = value` (`action` "set") or `del obj.name` ("delete") where the class
+        has a data descriptor: a property's setter or deleter, a descriptor's `__set__` or
+        `__delete__`, written in Python, inlined; CPython's AttributeError without one."""
         from minidynamo.variables.builder import VariableBuilder
         from minidynamo.variables.functions import UserFunctionVariable
 
         if isinstance(attribute, property):
-            if attribute.fdel is None:
+            method, head = (attribute.fset if action == "set" else attribute.fdel), []
+            if method is None:
                 raise_observed(AttributeError, f"property {name!r} of {self.cls.__name__!r} "
-                               "object has no deleter")
-            deleter, head = attribute.fdel, []
+                               f"object has no {'setter' if action == 'set' else 'deleter'}")
         else:
-            deleter = getattr(type(attribute), "__delete__", None)
-            if deleter is None:
-                raise_observed(AttributeError, "__delete__")
+            method = getattr(type(attribute), f"__{action}__", None)
+            if method is None:
+                raise_observed(AttributeError, f"__{action}__")
             head = [VariableBuilder(tx.output, None)(attribute)]
-        if not isinstance(deleter, types.FunctionType):
-            graph_break(UNSUPPORTED_ATTRIBUTE, f"deleting {self.cls.__name__}.{name} through a "
-                        f"{type(attribute).__name__} written in C")
-        UserFunctionVariable(deleter).call_function(tx, [*head, self], {})
+        if not isinstance(method, types.FunctionType):
+            graph_break(UNSUPPORTED_ATTRIBUTE, f"{'storing' if action == 'set' else 'deleting'} "
+                        f"{self.cls.__name__}.{name} through a {type(attribute).__name__} "
+                        "written in C")
+        UserFunctionVariable(method).call_function(tx, [*head, self, *values], {})
         return ConstantVariable(None)
 
     def generic_setattr(self, tx: Translator, name: str, value: VariableTracker) -> VariableTracker:
         """`object.__setattr__(obj, name, value)`: a data descriptor of the class stores
         it (a property's setter, a descriptor's `__set__`, inlined); otherwise a new
         version with the attribute."""
-        from minidynamo.variables.builder import VariableBuilder
-        from minidynamo.variables.functions import UserFunctionVariable
-
         attribute = _lookup_static(self.cls, name)
         if _overrides_instance(attribute):
-            if isinstance(attribute, property):
-                if attribute.fset is None:
-                    raise_observed(AttributeError, f"property {name!r} of {self.cls.__name__!r} "
-                                   "object has no setter")
-                setter, head = attribute.fset, []
-            else:
-                setter = getattr(type(attribute), "__set__", None)
-                head = [VariableBuilder(tx.output, None)(attribute)]
-            if not isinstance(setter, types.FunctionType):
-                graph_break(UNSUPPORTED_ATTRIBUTE, f"storing {self.cls.__name__}.{name} through a "
-                            f"{type(attribute).__name__} written in C")
-            UserFunctionVariable(setter).call_function(tx, [*head, self, value], {})
-            return ConstantVariable(None)
+            return self.through_descriptor(tx, name, attribute, "set", value)
         if self.cls.__dictoffset__ == 0 and not isinstance(attribute, types.MemberDescriptorType):
             # no `__dict__` (`__slots__` all the way up): only its slots can be set
             raise_observed(AttributeError,

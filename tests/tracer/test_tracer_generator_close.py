@@ -13,7 +13,7 @@ import torch
 
 import minidynamo
 from minidynamo.testing import CompileCounter
-from tracer_helpers import same_outcome
+from tracer_helpers import as_values, call_restoring_grad_mode, same_outcome
 
 LOG = []
 
@@ -132,15 +132,8 @@ CASES = [break_out_of_the_loop, return_from_the_loop, next_of_a_temporary,
 
 def outcome(fn):
     LOG.clear()
-    x = torch.ones(2, requires_grad=True)
-    try:
-        result = fn(x)
-        grad_after = torch.is_grad_enabled()
-    finally:
-        torch.set_grad_enabled(True)
-    values = result if isinstance(result, tuple) else (result,)
-    return [value.tolist() if isinstance(value, torch.Tensor) else value for value in values], \
-        list(LOG), grad_after
+    result, grad_after = call_restoring_grad_mode(fn, torch.ones(2, requires_grad=True))
+    return as_values(result), list(LOG), grad_after
 
 
 @pytest.mark.parametrize("fn", CASES, ids=lambda fn: fn.__name__)

@@ -16,6 +16,7 @@ import torch._dynamo.testing
 
 import minidynamo
 from minidynamo.testing import CompileCounter
+from tracer_helpers import as_values, call_restoring_grad_mode
 
 graph_break = torch._dynamo.graph_break
 
@@ -82,15 +83,8 @@ CASES = {fn.__name__: fn for fn in [
 
 def outcome(fn):
     """What a call returns, each tensor with its `requires_grad`, and the grad mode after it."""
-    x = torch.ones(2, requires_grad=True)
-    try:
-        result = fn(x)
-        mode_after = torch.is_grad_enabled()
-    finally:
-        torch.set_grad_enabled(True)
-    items = result if isinstance(result, tuple) else (result,)
-    return [(item.tolist(), item.requires_grad) if isinstance(item, torch.Tensor) else item
-            for item in items], mode_after
+    result, mode_after = call_restoring_grad_mode(fn, torch.ones(2, requires_grad=True))
+    return as_values(result, with_requires_grad=True), mode_after
 
 
 @pytest.mark.parametrize("name", sorted(CASES))

@@ -96,3 +96,21 @@ def same_outcome(left: Any, right: Any) -> bool:
         return (type(left) is type(right) and len(left) == len(right)
                 and all(same_outcome(a, b) for a, b in zip(left, right)))
     return left == right
+
+
+def call_restoring_grad_mode(fn: Callable[..., Any], *args: Any) -> tuple[Any, bool]:
+    """`fn(*args)` and the grad mode it left, which is then switched back on (a program
+    that leaves it off must not leak into the next test)."""
+    try:
+        result = fn(*args)
+        return result, torch.is_grad_enabled()
+    finally:
+        torch.set_grad_enabled(True)
+
+
+def as_values(result: Any, with_requires_grad: bool = False) -> list[Any]:
+    """A result (or the items of a tuple one) with each tensor as a list, to compare."""
+    items = result if isinstance(result, tuple) else (result,)
+    return [((item.tolist(), item.requires_grad) if with_requires_grad else item.tolist())
+            if isinstance(item, torch.Tensor) else item for item in items]
+
