@@ -384,6 +384,10 @@ class GuardSet:
         """`key` is absent from the mapping at `source` (an instance `__dict__`, the globals)."""
         self._add(Guard("NOT_IN_DICT", source, f"{key!r} not in {source.name()}", key=key))
 
+    def has_attribute(self, source: Source, key: str) -> None:
+        """The object at `source` has the attribute `key` (found, and not read)."""
+        self._add(Guard("HASATTR", source, f"hasattr({source.name()}, {key!r})"))
+
     def not_on_class(self, source: Source, key: str) -> None:
         """`key` is found nowhere on the class at `source`: not on its MRO, nor on its
         metaclass (`hasattr` asks CPython's cached type lookup, one call for all)."""

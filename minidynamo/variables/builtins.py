@@ -369,12 +369,21 @@ def _getattr(
 
 
 def _hasattr(tx: Translator, obj: VariableTracker, name: VariableTracker) -> VariableTracker:
+    """`hasattr(obj, name)`. An attribute found and never read stays lazy, guarding
+    nothing: its presence is guarded instead (`hasattr(G['cfg'], 'debug')`), so that a
+    `del cfg.debug` between calls makes the next one trace again."""
+    from minidynamo.sources import AttrSource
+    from minidynamo.variables.lazy import LazyVariableTracker
+
     try:
-        obj.var_getattr(tx, name.as_python_constant())
+        found = obj.var_getattr(tx, name.as_python_constant())
     except ObservedException as raised:
         if not issubclass(raised.exc_type, AttributeError):
             raise
         return ConstantVariable(False)
+    if isinstance(found, LazyVariableTracker) and not found.is_realized() and (
+            type(found.source) is AttrSource):
+        tx.output.guards.has_attribute(found.source.base, found.source.member)
     return ConstantVariable(True)
 
 

@@ -84,6 +84,8 @@ class PythonModuleVariable(VariableTracker):
         from minidynamo.variables.lazy import build_lazily
 
         if not hasattr(self.module, name):
+            if self.source is not None:  # set on the module later (`cfg.debug = 1`): traced again
+                tx.output.guards.not_in_dict(AttrSource(self.source, "__dict__"), name)
             raise_observed(AttributeError,
                            f"module {self.module.__name__!r} has no attribute {name!r}")
         source = AttrSource(self.source, name) if self.source else None

@@ -380,6 +380,13 @@ def made_with_init(x):
     return x * Initialized().v
 
 
+SETTINGS = types.ModuleType("settings")  # a module whose attributes code sets at run time
+
+
+def module_flag(x):
+    return x + (1 if hasattr(SETTINGS, "debug") else 0)
+
+
 def type_attribute(x, obj):
     return x * type(obj).k + len(type(obj).__name__)
 
@@ -740,6 +747,11 @@ CASES = [
          [Call(lambda: (t(3),)), Call(lambda: (t(3),)),
           Call(lambda: (t(3),), lambda: replace_in_class(Initialized, "__init__", init_five)),
           Call(lambda: (t(3),))], torch_wrong=[1, 0, 1, 0]),
+    Case("module_attribute_added", module_flag,
+         [Call(lambda: (t(3),)), Call(lambda: (t(3),)),
+          Call(lambda: (t(3),), lambda: add_attribute(SETTINGS, "debug", True)),
+          Call(lambda: (t(3),), lambda: add_attribute(SETTINGS, "debug", True)),
+          Call(lambda: (t(3),))], torch_wrong=[1, 0, 1, 0, 0]),
     Case("class_attribute_added", has_extra,
          [Call(lambda: (t(3), Tagged())), Call(lambda: (t(3), Tagged())),
           Call(lambda: (t(3), Tagged()), lambda: add_attribute(Tagged, "extra", 4)),
