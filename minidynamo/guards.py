@@ -22,7 +22,8 @@ and `G` (its globals):
 | DICT_KEYS | a dict whose keys are all read (a loop, `len`, a write) | `list(L['d'].keys()) == ['a', 'b']` |
 | DICT_CONTAINS | a dict read by key (`d['a']`, `d.get('a')`, `'a' in d`) | `'a' in L['d']` |
 | NOT_IN_DICT | an attribute found on the class, a builtin | `'forward' not in L['m'].__dict__` |
-| HASATTR | an attribute found nowhere, not even on the class | `not hasattr(type(L['o']), 'extra')` |
+| HASATTR | an attribute found nowhere, not even on the class; an unset slot | `not hasattr(type(L['o']), 'extra')` |
+| SUBCLASS_CHECK | `isinstance` against an abstract base class | `issubclass(type(L['b']), G['A'])` (what `A.register` changes) |
 | NO_HOOKS | an nn.Module that is called | no hooks registered on it |
 | GLOBAL_STATE | every frame | grad mode, default dtype, deterministic algorithms, autocast, TF32, threads, inference mode |
 | NO_ALIASING / DUPLICATE_INPUT | tensors and mutable objects | distinct inputs stay distinct, one object seen twice stays one |
@@ -388,9 +389,15 @@ class GuardSet:
         """The object at `source` has the attribute `key` (found, and not read)."""
         self._add(Guard("HASATTR", source, f"hasattr({source.name()}, {key!r})"))
 
-    def not_on_class(self, source: Source, key: str) -> None:
-        """`key` is found nowhere on the class at `source`: not on its MRO, nor on its
-        metaclass (`hasattr` asks CPython's cached type lookup, one call for all)."""
+    def registered(self, type_source: Source, cls_source: Source, answer: bool) -> None:
+        """An abstract base class still answers `issubclass(type, cls)` with `answer`."""
+        code = f"issubclass({type_source.name()}, {cls_source.name()})"
+        self._add(Guard("SUBCLASS_CHECK", type_source, code if answer else f"not {code}"))
+
+    def lacks_attribute(self, source: Source, key: str) -> None:
+        """`key` is found nowhere on the object at `source`: for a class, not on its MRO
+        nor on its metaclass (`hasattr` asks CPython's cached type lookup, one call for
+        all); for an object, an unset slot (`hasattr` runs the slot's descriptor)."""
         self._add(Guard("HASATTR", source, f"not hasattr({source.name()}, {key!r})", key=key))
 
     def no_hooks(self, source: Source, value: torch.nn.Module) -> None:
@@ -399,6 +406,9 @@ class GuardSet:
         source = _attr(source, "__dict__")
         hooks = " or ".join(f"{source.name()}[{name!r}]" for name in MODULE_HOOKS)
         self._add(Guard("NO_HOOKS", source, f"not ({hooks})"))
+        self._add(Guard("NO_HOOKS", None, "not any(___global_module_hooks)",
+                        {"___global_module_hooks": global_module_hooks()},
+                        text="no global module hooks (register_module_forward_hook)"))
 
     def global_state(self) -> None:
         state = GlobalState()
@@ -434,6 +444,17 @@ class GuardSet:
 
 
 MODULE_HOOKS = ("_forward_hooks", "_forward_pre_hooks", "_backward_hooks", "_backward_pre_hooks")
+
+
+@functools.cache
+def global_module_hooks() -> tuple[dict, ...]:
+    """The hooks `nn.modules.module.register_module_*_hook` add for every module: the
+    dicts themselves, which registering a hook fills in place (one tuple, so that the
+    guard on them is added once per entry)."""
+    from torch.nn.modules import module
+
+    return (module._global_forward_hooks, module._global_forward_pre_hooks,
+            module._global_backward_hooks, module._global_backward_pre_hooks)
 
 
 def _compare_each(name: str, what: str, values: tuple[int | None, ...]) -> str:

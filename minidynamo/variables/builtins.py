@@ -21,6 +21,8 @@ Compare with TorchDynamo: `torch/_dynamo/variables/builtin.py` (`BuiltinVariable
 
 from __future__ import annotations
 
+import abc
+
 import builtins
 import collections
 import copy
@@ -339,13 +341,49 @@ def _isinstance(tx: Translator, obj: VariableTracker, classes: VariableTracker) 
             if truth_value(tx, answer):
                 return ConstantVariable(True)
         elif issubclass(obj.python_type(), cls):
+            guard_registration(tx, obj, classes, cls, True)
             return ConstantVariable(True)
+        else:
+            guard_registration(tx, obj, classes, cls, False)
     return ConstantVariable(False)
 
 
+def guard_registration(tx: Translator, obj: VariableTracker, classes: VariableTracker,
+                       cls: type, answer: bool) -> None:
+    """An abstract base class answers `isinstance` from what was registered with it
+    (`A.register(B)`, `__subclasshook__`), not from the MRO: guard the answer itself,
+    `issubclass(type(L['b']), G['A'])`, for an object of a user class. (torch.compile
+    2.13 guards nothing, and keeps its answer after `A.register(B)`.)"""
+    from minidynamo.variables.user_defined import IMMUTABLE_TYPE, type_source
+
+    klass = obj.python_type()
+    if not isinstance(cls, abc.ABCMeta) or klass.__flags__ & IMMUTABLE_TYPE or (
+            issubclass(klass, torch.Tensor)):
+        return
+    cls_source = classes.source
+    if isinstance(classes.as_python_constant(), tuple):
+        wanted = [item for item in getattr(classes, "items", ())
+                  if item.is_python_constant() and item.as_python_constant() is cls]
+        cls_source = wanted[0].source if wanted else None
+    if type_source(obj) is not None and cls_source is not None:
+        tx.output.guards.registered(type_source(obj), cls_source, answer)
+
+
 def _callable(tx: Translator, obj: VariableTracker) -> VariableTracker:
-    # look in the type's own MRO: hasattr(int, "__call__") would find type.__call__
-    return ConstantVariable(any("__call__" in vars(klass) for klass in obj.python_type().__mro__))
+    """`callable(obj)`: whether a class of its type's own MRO defines `__call__`
+    (`hasattr(int, "__call__")` would find the metaclass's `type.__call__`). Guarded,
+    found or not: `K.__call__ = f` between calls makes `callable(k)` true."""
+    from minidynamo.variables.super_lookup import guard_class_entry
+    from minidynamo.variables.user_defined import guard_missing_on_classes, type_source
+
+    cls = obj.python_type()
+    for index, klass in enumerate(cls.__mro__):
+        if "__call__" in vars(klass):
+            for earlier in range(index + 1):
+                guard_class_entry(tx, type_source(obj), earlier, cls.__mro__[earlier], "__call__")
+            return ConstantVariable(True)
+    guard_missing_on_classes(tx, type_source(obj), cls, "__call__")
+    return ConstantVariable(False)
 
 
 def _type(tx: Translator, obj: VariableTracker) -> VariableTracker:

@@ -254,7 +254,7 @@ def guard_missing_on_classes(tx: Translator, on_type: Source | None, cls: type, 
     if on_type is None:
         return
     if not hasattr(cls, name):
-        tx.output.guards.not_on_class(on_type, name)
+        tx.output.guards.lacks_attribute(on_type, name)
         return
     mro = AttrSource(on_type, "__mro__")
     for index, klass in enumerate(cls.__mro__):
@@ -296,7 +296,9 @@ def builtin_data_descriptor(
                     f"{cls.__name__}.{name} of an object made while tracing")
     try:
         found = attribute.__get__(value, cls)
-    except AttributeError as error:
+    except AttributeError as error:  # an unset slot: it stays unset while the guard holds
+        if obj.source is not None and isinstance(attribute, types.MemberDescriptorType):
+            tx.output.guards.lacks_attribute(obj.source, name)
         raise_observed(AttributeError, str(error))
     return build_lazily(tx.output, found, source)
 

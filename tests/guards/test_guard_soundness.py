@@ -15,6 +15,7 @@ so the entry that follows is guarded by what the trace needed of the symbol).
 
 from __future__ import annotations
 
+import abc
 import contextlib
 import dataclasses
 import re
@@ -411,6 +412,65 @@ def threads(x):
     return x + torch.get_num_threads()
 
 
+class Slotted:
+    __slots__ = ("v",)
+
+
+class Plain:
+    pass
+
+
+class Abstract(abc.ABC):
+    pass
+
+
+def slot_or_zero(x, obj):
+    return x + (obj.v if hasattr(obj, "v") else 0)
+
+
+def if_callable(x, obj):
+    return x + (1 if callable(obj) else 0)
+
+
+def if_registered(x, obj):
+    return x + (1 if isinstance(obj, Abstract) else 0)
+
+
+SLOTTED, PLAIN, LINEAR = Slotted(), Plain(), torch.nn.Linear(3, 3)
+
+
+def run_linear(x):
+    return LINEAR(x)
+
+
+@contextlib.contextmanager
+def slot_set(obj, value):
+    obj.v = value
+    try:
+        yield
+    finally:
+        del obj.v
+
+
+@contextlib.contextmanager
+def registered(cls, subclass):
+    cls.register(subclass)
+    try:
+        yield
+    finally:  # an ABC cannot forget a registration: make a fresh one for the next run
+        cls._abc_registry_clear()
+        cls._abc_caches_clear()
+
+
+@contextlib.contextmanager
+def global_forward_hook():
+    handle = torch.nn.modules.module.register_module_forward_hook(lambda m, i, out: out * 0)
+    try:
+        yield
+    finally:
+        handle.remove()
+
+
 @contextlib.contextmanager
 def add_attribute(obj, name, value):
     setattr(obj, name, value)
@@ -761,6 +821,23 @@ CASES = [
          [Call(lambda: (t(3), Described())), Call(lambda: (t(3), Described())),
           Call(lambda: (t(3), Described()), lambda: set_attribute(vars(Described)["d"], "value", 4.0)),
           Call(lambda: (t(3), Described()))]),
+    Case("unset_slot_set", slot_or_zero,
+         [Call(lambda: (t(3), SLOTTED)), Call(lambda: (t(3), SLOTTED)),
+          Call(lambda: (t(3), SLOTTED), lambda: slot_set(SLOTTED, 5)),
+          Call(lambda: (t(3), SLOTTED), lambda: slot_set(SLOTTED, 5)),
+          Call(lambda: (t(3), SLOTTED))]),
+    Case("call_method_added_to_the_class", if_callable,
+         [Call(lambda: (t(3), PLAIN)), Call(lambda: (t(3), PLAIN)),
+          Call(lambda: (t(3), PLAIN), lambda: add_attribute(Plain, "__call__", lambda self: 1)),
+          Call(lambda: (t(3), PLAIN))], torch_wrong=[1, 0, 1, 0]),
+    Case("class_registered_with_an_abc", if_registered,
+         [Call(lambda: (t(3), PLAIN)), Call(lambda: (t(3), PLAIN)),
+          Call(lambda: (t(3), PLAIN), lambda: registered(Abstract, Plain)),
+          Call(lambda: (t(3), PLAIN))], torch_wrong=[1, 0, 1, 0]),
+    Case("global_module_hook_registered", run_linear,
+         [Call(lambda: (t(2, 3),)), Call(lambda: (t(2, 3),)),
+          Call(lambda: (t(2, 3),), global_forward_hook), Call(lambda: (t(2, 3),))],
+         torch_wrong=[1, 0, 1, 0]),
     Case("aliased_then_distinct", mutate_first,
          [Call(distinct), Call(distinct), Call(aliased), Call(aliased), Call(distinct)]),
 ]
