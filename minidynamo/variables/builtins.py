@@ -320,6 +320,8 @@ def truth_value(tx: Translator, value: VariableTracker) -> bool:
 def _len(tx: Translator, obj: VariableTracker) -> VariableTracker:
     if isinstance(obj, TensorVariable):
         return ConstantVariable(len(obj.example_value))
+    if isinstance(obj, ConstantVariable):  # `len('ab')`; `len(5)` raises TypeError
+        return fold(len, [obj.value], {})
     return obj.call_method(tx, "__len__", [], {})
 
 
@@ -331,6 +333,8 @@ def _isinstance(tx: Translator, obj: VariableTracker, classes: VariableTracker) 
     from minidynamo.variables.functions import UserFunctionVariable
 
     wanted = classes.as_python_constant()
+    if not is_class_info(wanted):
+        raise_observed(TypeError, "isinstance() arg 2 must be a type, a tuple of types, or a union")
     for cls in wanted if isinstance(wanted, tuple) else (wanted,):
         check = getattr(type(cls), "__instancecheck__", None)
         library = (type(cls).__module__ or "").split(".")[0]
@@ -346,6 +350,15 @@ def _isinstance(tx: Translator, obj: VariableTracker, classes: VariableTracker) 
         else:
             guard_registration(tx, obj, classes, cls, False)
     return ConstantVariable(False)
+
+
+def is_class_info(wanted: Any) -> bool:
+    """What `isinstance` accepts as its second argument: a class, a union, or a tuple
+    of those (nested)."""
+    if isinstance(wanted, tuple):
+        return all(is_class_info(item) for item in wanted)
+    return isinstance(wanted, (type, types.UnionType)) or any(
+        "__instancecheck__" in vars(klass) for klass in type(wanted).__mro__)
 
 
 def guard_registration(tx: Translator, obj: VariableTracker, classes: VariableTracker,
@@ -437,7 +450,7 @@ def _range(tx: Translator, *args: VariableTracker) -> VariableTracker:
     values = constant_values([specialized(arg) for arg in args])  # range(n): n's value
     if values is None:
         graph_break(UNSUPPORTED_BUILTIN, f"range() of non-constant arguments {args}")
-    return RangeVariable(range(*values))
+    return RangeVariable(fold_value(range, values, {}))  # `range(0, 3, 0)`: ValueError
 
 
 def _slice(tx: Translator, *args: VariableTracker) -> VariableTracker:

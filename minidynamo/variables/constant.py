@@ -102,6 +102,8 @@ class ConstantVariable(VariableTracker):
     def unpack_var_sequence(self, tx: Translator) -> list[VariableTracker]:
         if isinstance(self.value, (str, bytes, tuple, frozenset)):
             return [constant(item) for item in self.value]
+        if not hasattr(type(self.value), "__iter__"):  # `tuple(5)`, `for c in None`
+            raise_observed(TypeError, f"{type(self.value).__name__!r} object is not iterable")
         return super().unpack_var_sequence(tx)
 
     def reconstruct(self, codegen: PyCodegen) -> None:

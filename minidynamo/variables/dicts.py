@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, Callable, Sequence
 from minidynamo.exc import (
     UNSUPPORTED_MUTATION,
     UNSUPPORTED_OPERATOR,
+    ObservedException,
     graph_break,
     raise_observed,
 )
@@ -395,8 +396,18 @@ def dict_items(tx: Translator, other: VariableTracker) -> dict[Any, VariableTrac
             return dict(tx.output.side_effects.latest(contents).items)
         keys = other.call_method(tx, "keys", [], {}).unpack_var_sequence(tx)  # or its methods
         return {as_key(tx, key): other.call_method(tx, "__getitem__", [key], {}) for key in keys}
-    pairs = [pair.unpack_var_sequence(tx) for pair in other.unpack_var_sequence(tx)]
-    return {as_key(tx, key): value for key, value in pairs}
+    entries = {}
+    for index, pair in enumerate(other.unpack_var_sequence(tx)):
+        try:
+            key_value = pair.unpack_var_sequence(tx)
+        except ObservedException:  # `dict([1])`, in CPython's words
+            raise_observed(TypeError, f"cannot convert dictionary update sequence element "
+                           f"#{index} to a sequence")
+        if len(key_value) != 2:
+            raise_observed(ValueError, f"dictionary update sequence element #{index} has "
+                           f"length {len(key_value)}; 2 is required")
+        entries[as_key(tx, key_value[0])] = key_value[1]
+    return entries
 
 
 def _dict_kind(dict_class: type) -> str:
@@ -643,6 +654,14 @@ class SetVariable(VariableTracker):
 
     def method_clear(self, tx: Translator) -> VariableTracker:
         return self.mutated(tx, set())
+
+    def method_pop(self, tx: Translator) -> VariableTracker:
+        """The first item in iteration order, as CPython's `set.pop` takes it."""
+        if not self.items:
+            raise_observed(KeyError, "pop from an empty set")
+        first = self.items[0]
+        self.mutated(tx, set(self.keys(tx)[1:]))
+        return first
 
     def __repr__(self) -> str:
         return "SetVariable(frozen=True)" if self.frozen else "SetVariable()"

@@ -26,6 +26,7 @@ import torch
 from minidynamo.exc import (
     EXCEPTION_IN_TRACED_CODE,
     UNSUPPORTED_OPERATOR,
+    ObservedException,
     graph_break,
     raise_observed,
 )
@@ -36,7 +37,7 @@ from minidynamo.variables.base import (
     method_handler_name,
     new_object_id,
 )
-from minidynamo.variables.constant import ConstantVariable, constant, fold
+from minidynamo.variables.constant import ConstantVariable, constant, fold, fold_value
 from minidynamo.variables.iterators import container_iterator
 
 if TYPE_CHECKING:
@@ -204,8 +205,12 @@ class BaseListVariable(VariableTracker):
 
     def method_index(self, tx: Translator, value: VariableTracker) -> VariableTracker:
         values = constant_values([*self.items, value])
-        if values is None or values[-1] not in values[:-1]:
+        if values is None:
             graph_break(UNSUPPORTED_OPERATOR, f"{self}.index({value})")
+        if values[-1] not in values[:-1]:
+            kind = "list" if issubclass(self.python_type(), list) else "tuple"
+            raise_observed(ValueError, f"{kind}.index(x): x not in {kind}" if kind == "tuple"
+                           else f"{values[-1]!r} is not in list")
         return ConstantVariable(values[:-1].index(values[-1]))
 
     def method_count(self, tx: Translator, value: VariableTracker) -> VariableTracker:
@@ -298,9 +303,7 @@ class ListVariable(BaseListVariable):
     def method_pop(self, tx: Translator, index: VariableTracker | None = None) -> VariableTracker:
         items = list(self.items)
         position = -1 if index is None else _as_index(tx, index)
-        if not items:
-            raise_observed(IndexError, "pop from empty list")
-        popped = items.pop(position)
+        popped = fold_value(items.pop, [position], {})  # IndexError in CPython's words
         self.mutated(tx, items)
         return popped
 
@@ -313,7 +316,10 @@ class ListVariable(BaseListVariable):
         return ConstantVariable(None)
 
     def method_remove(self, tx: Translator, value: VariableTracker) -> VariableTracker:
-        position = self.method_index(tx, value).as_python_constant()
+        try:
+            position = self.method_index(tx, value).as_python_constant()
+        except ObservedException:
+            raise_observed(ValueError, "list.remove(x): x not in list")
         self.mutated(tx, [*self.items[:position], *self.items[position + 1:]])
         return ConstantVariable(None)
 
@@ -334,13 +340,17 @@ class ListVariable(BaseListVariable):
     ) -> VariableTracker:
         items = list(self.items)
         position = _as_index(tx, index)
-        items[position] = value.unpack_var_sequence(tx) if isinstance(position, slice) else value
+        if isinstance(position, slice):
+            if isinstance(value, ConstantVariable) and not hasattr(type(value.value), "__iter__"):
+                raise_observed(TypeError, "can only assign an iterable")
+            value = value.unpack_var_sequence(tx)
+        fold_value(items.__setitem__, [position, value], {})  # IndexError in CPython's words
         self.mutated(tx, items)
         return ConstantVariable(None)
 
     def dunder_delitem(self, tx: Translator, index: VariableTracker) -> VariableTracker:
         items = list(self.items)
-        del items[_as_index(tx, index)]
+        fold_value(items.__delitem__, [_as_index(tx, index)], {})
         self.mutated(tx, items)
         return ConstantVariable(None)
 
