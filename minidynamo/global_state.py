@@ -3,13 +3,17 @@
 With grad mode off, a graph has no autograd in it; `torch.ones(3)` takes the default
 dtype; `torch.get_num_threads()` folds to a number. Every cache entry's first guard
 checks that these are as they were when its frame was traced, with the checker
-torch.compile itself uses.
+torch.compile itself uses. The hooks registered for every module
+(`register_module_forward_hook`) are process-wide too: an entry that called a module
+checks that there are still none (`global_module_hooks`).
 
 Compare with TorchDynamo: `GlobalStateGuard` in `torch/csrc/dynamo/guards.cpp`,
 `___check_global_state` in `torch/_dynamo/guards.py`.
 """
 
 from __future__ import annotations
+
+import functools
 
 import torch
 from torch._C._dynamo.guards import GlobalStateGuard
@@ -36,3 +40,14 @@ class GlobalState:
         if torch.is_inference_mode_enabled() is not self.inference_mode:
             names.append("inference_mode")
         return f"GLOBAL_STATE changed: {', '.join(names)}"
+
+
+@functools.cache
+def global_module_hooks() -> tuple[dict, ...]:
+    """The hooks `nn.modules.module.register_module_*_hook` add for every module: the
+    dicts themselves, which registering a hook fills in place (one tuple, so that the
+    guard on them, `not any(___global_module_hooks)`, is added once per entry)."""
+    from torch.nn.modules import module
+
+    return (module._global_forward_hooks, module._global_forward_pre_hooks,
+            module._global_backward_hooks, module._global_backward_pre_hooks)

@@ -58,7 +58,7 @@ import torch
 from torch._C._dynamo.guards import TensorGuards
 from torch.fx.experimental.symbolic_shapes import SYMPY_INTERP
 
-from minidynamo.global_state import GlobalState
+from minidynamo.global_state import GlobalState, global_module_hooks
 from minidynamo.guard_reads import Reads
 from minidynamo.shapes import MARK_ATTRIBUTES, MARKED, dynamism_marks, is_symbolic, marks_within
 from minidynamo.sources import KEY_NAMES, Source, TypeSource, key_expression
@@ -444,17 +444,6 @@ class GuardSet:
 
 
 MODULE_HOOKS = ("_forward_hooks", "_forward_pre_hooks", "_backward_hooks", "_backward_pre_hooks")
-
-
-@functools.cache
-def global_module_hooks() -> tuple[dict, ...]:
-    """The hooks `nn.modules.module.register_module_*_hook` add for every module: the
-    dicts themselves, which registering a hook fills in place (one tuple, so that the
-    guard on them is added once per entry)."""
-    from torch.nn.modules import module
-
-    return (module._global_forward_hooks, module._global_forward_pre_hooks,
-            module._global_backward_hooks, module._global_backward_pre_hooks)
 
 
 def _compare_each(name: str, what: str, values: tuple[int | None, ...]) -> str:

@@ -89,6 +89,12 @@ class SideEffects:
             self.latest_versions[variable.object_id] = variable
         return variable
 
+    def is_written(self, value: Any) -> bool:
+        """Whether the trace wrote to this real object (a dict: `vars(o)['a'] = 1`), to
+        be replayed after the graph: whoever reads it another way must not trust it."""
+        known = self.known_values.get(id(value))
+        return known is not None and known[0] is value and known[1].object_id in self.mutated
+
     def track_new(self, variable: VariableTracker) -> None:
         """Remember an object created while tracing (its versions are looked up by id)."""
         self.latest_versions[variable.object_id] = variable
@@ -109,6 +115,11 @@ class SideEffects:
         if new.source is not None and not isinstance(new, IteratorVariable):
             if type(new) not in REPLAYS:
                 graph_break(UNSUPPORTED_MUTATION, f"mutating {new} from outside the frame")
+            real = getattr(new, "value", None) or getattr(new, "module", None)
+            if id(getattr(real, "__dict__", None)) in self.known_values:
+                # `d = vars(o); o.b = 5; d['b']`: the dict's tracker would not see it
+                graph_break(UNSUPPORTED_MUTATION, f"writing an attribute of {new.source.name()} "
+                            "after reading its __dict__")
             self.mutated.add(new.object_id)
         self.output.replace_all(new)
 
@@ -155,7 +166,8 @@ class SideEffects:
 
     def codegen_preload(self, codegen: PyCodegen) -> None:
         """Read what the writes will use (the objects written to, their new contents)."""
-        codegen.preload_sources(variable.source for variable in self.replayed())
+        codegen.preload_sources([*(variable.source for variable in self.replayed()),
+                                 *(source for source, _ in self.tensor_attribute_writes)])
         codegen.preload(self.written_values())
 
     def replayed(self) -> list[VariableTracker]:

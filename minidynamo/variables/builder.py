@@ -32,6 +32,7 @@ from __future__ import annotations
 import collections
 import contextlib
 import functools
+import sys
 import types
 from typing import TYPE_CHECKING, Any, Callable
 
@@ -45,6 +46,7 @@ from minidynamo.shapes import dynamic_dims, is_dynamic_float, is_dynamic_int
 from minidynamo.sources import (
     AttrSource,
     DictGetItemSource,
+    GenericAttrSource,
     GetItemSource,
     ListGetItemSource,
     NumpyTensorSource,
@@ -289,8 +291,20 @@ class VariableBuilder:
             self.output, factory_source)(factory)
         variable = ConstDictVariable(
             items, type(value), factory_variable, keys_guard, source=self.source,
-            object_id=new_object_id())
+            object_id=new_object_id(), storage_of=self.storage_of(value))
         return self.output.side_effects.track_existing(value, variable)
+
+    def storage_of(self, value: dict) -> str | None:
+        """What `value` stores, when it is a module's globals (the frame's own, or one of
+        sys.modules) or an object's `__dict__` (`ConstDictVariable.storage_of`)."""
+        name = value.get("__name__")
+        module = sys.modules.get(name) if isinstance(name, str) else None
+        if value is self.output.f_globals or getattr(module, "__dict__", None) is value:
+            return f"the globals of {name if isinstance(name, str) else 'the frame'}"
+        if isinstance(self.source, (AttrSource, GenericAttrSource)) and (
+                self.source.member == "__dict__"):
+            return f"the attributes of {self.source.base.name()}"
+        return None
 
     def wrap_mapping_proxy(self, value: types.MappingProxyType) -> VariableTracker:
         """A read-only view of a dict (`cls.__dict__`, a dataclass field's `metadata`):

@@ -67,6 +67,11 @@ class ConstDictVariable(VariableTracker):
     # how many writes added, removed or moved a key (an OrderedDict's iterators raise
     # once it changed, as they compare CPython's `od_state`, which `move_to_end` moves too)
     key_changes: int = 0
+    # what this dict is the storage of, when a write through it must not be replayed:
+    # a module's globals (`globals()`, `vars(module)`: generated code installs its own
+    # names there), an existing object's attributes (`vars(obj)`: its tracker would not
+    # see the write); such a write breaks the graph and runs natively
+    storage_of: str | None = None
     children_fields = ("entries", "default_factory")
     builtin_lookup = False  # guards read the dict at `source` with dict's own methods
 
@@ -135,6 +140,8 @@ class ConstDictVariable(VariableTracker):
     var_getattr = bound_method_getattr
 
     def mutated(self, tx: Translator, items: dict[Any, VariableTracker]) -> None:
+        if self.storage_of is not None:
+            graph_break(UNSUPPORTED_MUTATION, f"writing {self.storage_of} through their dict")
         self.guard_all_keys()  # a write is replayed as the whole dict
         key_changes = self.key_changes + (list(items) != list(self.entries))
         tx.output.side_effects.mutate(self.clone(entries=items, keys_guard=None,

@@ -152,6 +152,12 @@ class NNModuleVariable(VariableTracker):
         if isinstance(value, NNModuleVariable) or name in self.module._modules:
             what = f"assigning a submodule to {type(self.module).__name__}.{name}"
             graph_break(UNSUPPORTED_MUTATION, what)
+        if name in self.module._parameters or issubclass(
+                getattr(value, "class_", type(None)), torch.nn.Parameter):
+            # nn.Module.__setattr__ files it under `_parameters` (or refuses a plain
+            # tensor): `parameters()` read later in the frame would not see it
+            what = f"assigning a parameter to {type(self.module).__name__}.{name}"
+            graph_break(UNSUPPORTED_MUTATION, what)
         tx.output.side_effects.mutate(self.clone(attributes={**self.attributes, name: value}))
         return ConstantVariable(None)
 

@@ -135,6 +135,9 @@ def own_attribute(tx: Translator, tensor: TensorVariable, name: str) -> Variable
     if stored is not None:
         return stored
     attributes = getattr(input_value(tx, tensor), "__dict__", None)
+    if attributes is not None and tx.output.side_effects.is_written(attributes):
+        graph_break(UNSUPPORTED_ATTRIBUTE, f"Tensor attribute {name!r} after a write through "
+                    "its __dict__")
     if attributes is None or name not in attributes:
         if attributes is None:
             graph_break(UNSUPPORTED_ATTRIBUTE, f"Tensor attribute {name!r}")

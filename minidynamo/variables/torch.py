@@ -202,5 +202,10 @@ class TorchFunctionVariable(KnownFunctionVariable):
             return recorded
         if changes_global_state(name, args):
             graph_break(GLOBAL_SIDE_EFFECT, f"torch.{name}() changes global state")
+        if isinstance(self.fn, type) and issubclass(self.fn, torch.nn.Parameter):
+            # the graph's output would be a plain tensor: `isinstance(p, nn.Parameter)`,
+            # a module made here (its `_parameters`), an optimizer would not see one
+            graph_break(UNSUPPORTED_CALL, f"creating a {self.fn.__name__} in the compiled frame",
+                        hint="Create parameters (and modules) outside the compiled function.")
         return tx.output.create_node(tx, "call_function", RECORDED_AS.get(self.fn, self.fn),
                                      args, kwargs)

@@ -212,6 +212,9 @@ def object_attribute(
         return class_attribute(tx, obj, cls, name, attribute, source)
     # (an object of a class with __slots__ only has no __dict__, and nothing to shadow)
     instance_dict = getattr(value, "__dict__", None) if value is not None else None
+    if instance_dict is not None and tx.output.side_effects.is_written(instance_dict):
+        graph_break(UNSUPPORTED_ATTRIBUTE, f"reading {cls.__name__}.{name} after a write "
+                    "through its __dict__")
     if instance_dict is not None and name in instance_dict:
         return build_lazily(tx.output, instance_dict[name], source)
     if obj.source is not None and isinstance(instance_dict, dict):  # not shadowed, next time too
@@ -300,6 +303,10 @@ def builtin_data_descriptor(
         if obj.source is not None and isinstance(attribute, types.MemberDescriptorType):
             tx.output.guards.lacks_attribute(obj.source, name)
         raise_observed(AttributeError, str(error))
+    if name == "__dict__" and source is not None:  # tracked now: a write to an attribute of
+        from minidynamo.variables.builder import VariableBuilder  # the object then breaks
+
+        return VariableBuilder(tx.output, source)(found)
     return build_lazily(tx.output, found, source)
 
 

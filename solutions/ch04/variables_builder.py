@@ -8,6 +8,7 @@ from __future__ import annotations
 import collections
 import contextlib
 import functools
+import sys
 import types
 from typing import TYPE_CHECKING, Any, Callable
 import numpy as np
@@ -16,7 +17,7 @@ from minidynamo.exc import UNSUPPORTED_VALUE, graph_break
 from minidynamo.guards import constant_guard_kind
 from minidynamo import polyfills
 from minidynamo.shapes import dynamic_dims, is_dynamic_float, is_dynamic_int
-from minidynamo.sources import AttrSource, DictGetItemSource, GetItemSource, ListGetItemSource, NumpyTensorSource, Source, closure_cell_source, is_module_state
+from minidynamo.sources import AttrSource, DictGetItemSource, GenericAttrSource, GetItemSource, ListGetItemSource, NumpyTensorSource, Source, closure_cell_source, is_module_state
 from minidynamo.variables.base import VariableTracker, new_object_id
 from minidynamo.variables.builtins import BuiltinVariable, is_builtin
 from minidynamo.variables.constant import ConstantVariable, is_constant_value, is_dict_key_value

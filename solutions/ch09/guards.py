@@ -19,7 +19,7 @@ from typing import Any, Callable, Iterable
 import torch
 from torch._C._dynamo.guards import TensorGuards
 from torch.fx.experimental.symbolic_shapes import SYMPY_INTERP
-from minidynamo.global_state import GlobalState
+from minidynamo.global_state import GlobalState, global_module_hooks
 from minidynamo.guard_reads import Reads
 from minidynamo.shapes import MARK_ATTRIBUTES, MARKED, dynamism_marks, is_symbolic, marks_within
 from minidynamo.sources import KEY_NAMES, Source, TypeSource, key_expression
