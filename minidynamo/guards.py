@@ -47,10 +47,10 @@ import builtins
 import collections
 import functools
 import itertools
+import math
 import re
 import sys
 import types
-import weakref
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable
 
@@ -219,6 +219,9 @@ def equals_match(name: str, value: Any, refs: dict[str, Any]) -> str:
     """`type(v) is int and v == 2`: 2 == 2.0 == True, so the type is part of the check."""
     if isinstance(value, float) and value != value:  # NaN equals nothing, itself included
         return f"{type_match(name, value, refs)} and {name} != {name}"
+    if isinstance(value, float) and value == 0.0:  # 0.0 == -0.0, but 1 / x tells them apart
+        sign = math.copysign(1.0, value)
+        return f"{type_match(name, value, refs)} and {name} == 0.0 and ___copysign(1.0, {name}) == {sign}"
     if isinstance(value, (int, float, str, bytes, complex)) and type(value).__module__ == "builtins":
         literal = repr(value)
         if literal in ("inf", "-inf"):
@@ -515,6 +518,7 @@ CHECK_GLOBALS: dict[str, Any] = {
     "Tensor": torch.Tensor,
     "___dispatch_keys": torch._C._dispatch_keys,
     "___dict_getitem": dict.__getitem__,
+    "___copysign": math.copysign,
     "___list_getitem": list.__getitem__,
     "___from_numpy": torch.as_tensor,  # a numpy array passed in, as its tensor
 }
@@ -785,14 +789,3 @@ def fast_form(guard: Guard) -> Guard:
     return Guard(guard.kind, guard.source, f"{name}.check({guard.source.name()})", refs,
                  reason, guard.user_line, text,
                  notes={name: f"torch's C++ TensorGuards, checking {text}"})
-
-
-def keep_alive_weakly(objects: Iterable[Any], callback: Callable[[Any], None]) -> list[Any]:
-    """Weak references to the objects that can be weakly referenced (others: None)."""
-    refs = []
-    for obj in objects:
-        try:
-            refs.append(weakref.ref(obj, callback))
-        except TypeError:
-            pass
-    return refs

@@ -33,7 +33,7 @@ import functools
 import itertools
 import operator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Sequence
 
 import sympy
 import torch
@@ -329,7 +329,10 @@ class OutputGraph:
         node_args = tuple(arg.realize().as_proxy() for arg in args)
         node_kwargs = {name: value.realize().as_proxy() for name, value in kwargs.items()}
         example = self.run_on_fakes(kind, target, node_args, node_kwargs)
-        if not (holds_graph_value(example) or keep or has_side_effect(kind, target)):
+        inputs: list[torch.fx.Node] = []
+        torch.fx.node.map_arg((node_args, node_kwargs), inputs.append)
+        if not (holds_graph_value(example) or keep or has_side_effect(kind, target)
+                or folded_by_algebra(example, inputs)):
             return constant(example)  # x.dim(), torch.is_tensor(x): known now, no node
         node = self.graph.create_node(kind, target, node_args, node_kwargs)
         node.meta["example_value"] = example
@@ -364,7 +367,7 @@ class OutputGraph:
         """The tracker of a node's result; tuples of tensors get one getitem node per item."""
         if isinstance(example, torch.Tensor):
             return TensorVariable(node, example)
-        if is_symbolic(example):
+        if is_symbolic(example) or folded_by_algebra(example, node.all_input_nodes):
             return SymNodeVariable(node, example)
         if isinstance(example, (tuple, list)):
             items = tuple(self.wrap_item(tx, node, i, item) for i, item in enumerate(example))
@@ -571,6 +574,14 @@ def is_symbol_computation(node: torch.fx.Node) -> bool:
 
 
 SYMBOLIC_TYPES = (torch.SymInt, torch.SymFloat, torch.SymBool)
+
+
+def folded_by_algebra(example: Any, inputs: Iterable[torch.fx.Node]) -> bool:
+    """A float computed from a symbol that the symbolic algebra made a number (`s * 0.0`,
+    `s - s`: 0 for sympy). IEEE floats disagree when `s` is inf or NaN (NaN) or negative
+    (-0.0): the graph computes it when it runs, as torch.compile's does."""
+    return isinstance(example, torch.SymFloat) and any(
+        is_symbolic(node.meta.get("example_value")) for node in inputs)
 
 
 def reporting_failures(backend: Backend, frame_name: str) -> Backend:

@@ -25,7 +25,7 @@ import functools
 import itertools
 import operator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Sequence
 import sympy
 import torch
 import torch._guards

@@ -34,6 +34,10 @@ def write_items(x):
 
 # -- compiling the graph (ch05.3) ----------------------------------------------------------
 
+def over_negative_zero(x):
+    return x / (-x.shape[0] * 0.0)  # -s0 * 0.0 is 0 to sympy, -0.0 to IEEE: x / -0.0 is -inf
+
+
 def empty_no_grad(x):
     y = x.sin()
     with torch.no_grad():         # entered and left with no operation inside

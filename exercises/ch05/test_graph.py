@@ -165,6 +165,18 @@ def test_an_item_write_is_a_node_though_it_returns_none():
     assert_same_as_torch(samples.write_items, torch.randn(4))
 
 
+@pytest.mark.task("ch05.2")
+def test_a_float_the_algebra_made_a_number_is_computed_by_the_graph():
+    """`-x.shape[0] * 0.0` on a dynamic size is 0 to sympy: the example value has no
+    symbol left, yet it comes from one. Folded to 0.0, `x / 0.0` would be +inf, where
+    eager divides by -0.0 (-inf): it stays a node (torch.compile's graph computes it too)."""
+    calls = [Call((torch.ones(n),)) for n in (2, 3, 4)]  # dynamic from the second call
+    eager = run_eager(samples.over_negative_zero, calls)
+    ours = run_minidynamo(samples.over_negative_zero, calls)
+    assert compare_with_eager(eager, ours) == []
+    assert (ours.outcomes[2].value == float("-inf")).all()
+
+
 # -- ch05.3: OutputGraph.call_graph --------------------------------------------------------
 
 @pytest.mark.task("ch05.3")

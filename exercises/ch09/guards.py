@@ -27,10 +27,10 @@ import builtins
 import collections
 import functools
 import itertools
+import math
 import re
 import sys
 import types
-import weakref
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable
 import torch

@@ -284,7 +284,8 @@ class VariableBuilder:
         if not all(is_dict_key_value(key) for key in value):
             graph_break(UNSUPPORTED_VALUE, "a dict whose keys are not all constants")
         keys_guard = self.keys_guard(value)
-        items = {key: self.child(item, key) for key, item in value.items()}
+        # over a copy: a module's globals gain the names the trace installs meanwhile
+        items = {key: self.child(item, key) for key, item in list(value.items())}
         factory = getattr(value, "default_factory", None)
         factory_source = AttrSource(self.source, "default_factory") if self.source else None
         factory_variable = None if factory is None else VariableBuilder(

@@ -21,7 +21,6 @@ Compare with TorchDynamo: `torch/_dynamo/variables/builtin.py` (`BuiltinVariable
 
 from __future__ import annotations
 
-import abc
 
 import builtins
 import collections
@@ -278,6 +277,13 @@ def tensor_operator(tx: Translator, fn: Callable[..., Any], args: list[Variable]
 def identity_compare(left: VariableTracker, right: VariableTracker) -> bool:
     """`left is right` at trace time (IS_OP), or a graph break if it cannot be known."""
     left, right = left.realize(), right.realize()
+    if left is right:  # one value loaded twice (`s = x.shape; s is s`), whatever it is
+        return True
+    for symbol, other in ((left, right), (right, left)):
+        # `(n > 3) is True`: a SymBool is one of the two bools (which one: guarded)
+        if isinstance(symbol, SymNodeVariable) and symbol.python_type() is bool and (
+                isinstance(other, ConstantVariable) and isinstance(other.value, bool)):
+            return symbol.truth() is other.value
     if left.object_id is not None or right.object_id is not None:
         return left.object_id == right.object_id
     if isinstance(left, TensorVariable) and isinstance(right, TensorVariable):
@@ -331,6 +337,7 @@ def _isinstance(tx: Translator, obj: VariableTracker, classes: VariableTracker) 
     CPython calls it. (The library's metaclasses, ABCMeta, `nn.Parameter`'s, ask the type.)"""
     from minidynamo.variables.builder import VariableBuilder
     from minidynamo.variables.functions import UserFunctionVariable
+    from minidynamo.variables.user_classes import guard_registration, is_class_info
 
     wanted = classes.as_python_constant()
     if not is_class_info(wanted):
@@ -350,36 +357,6 @@ def _isinstance(tx: Translator, obj: VariableTracker, classes: VariableTracker) 
         else:
             guard_registration(tx, obj, classes, cls, False)
     return ConstantVariable(False)
-
-
-def is_class_info(wanted: Any) -> bool:
-    """What `isinstance` accepts as its second argument: a class, a union, or a tuple
-    of those (nested)."""
-    if isinstance(wanted, tuple):
-        return all(is_class_info(item) for item in wanted)
-    return isinstance(wanted, (type, types.UnionType)) or any(
-        "__instancecheck__" in vars(klass) for klass in type(wanted).__mro__)
-
-
-def guard_registration(tx: Translator, obj: VariableTracker, classes: VariableTracker,
-                       cls: type, answer: bool) -> None:
-    """An abstract base class answers `isinstance` from what was registered with it
-    (`A.register(B)`, `__subclasshook__`), not from the MRO: guard the answer itself,
-    `issubclass(type(L['b']), G['A'])`, for an object of a user class. (torch.compile
-    2.13 guards nothing, and keeps its answer after `A.register(B)`.)"""
-    from minidynamo.variables.user_defined import IMMUTABLE_TYPE, type_source
-
-    klass = obj.python_type()
-    if not isinstance(cls, abc.ABCMeta) or klass.__flags__ & IMMUTABLE_TYPE or (
-            issubclass(klass, torch.Tensor)):
-        return
-    cls_source = classes.source
-    if isinstance(classes.as_python_constant(), tuple):
-        wanted = [item for item in getattr(classes, "items", ())
-                  if item.is_python_constant() and item.as_python_constant() is cls]
-        cls_source = wanted[0].source if wanted else None
-    if type_source(obj) is not None and cls_source is not None:
-        tx.output.guards.registered(type_source(obj), cls_source, answer)
 
 
 def _callable(tx: Translator, obj: VariableTracker) -> VariableTracker:
@@ -613,6 +590,10 @@ def _pick_by_key(
 def _min_max_pair(tx: Translator, pick: Callable[..., Any], a: Variable, b: Variable) -> Variable:
     if any(isinstance(item, SymNodeVariable) for item in (a, b)) and all(
             isinstance(item, (SymNodeVariable, ConstantVariable)) for item in (a, b)):
+        if a.python_type() is not b.python_type():
+            # max(n, 2.5) is n itself, an int, when n >= 2.5: the comparison, guarded
+            wins = BuiltinVariable(operator.gt if pick is max else operator.lt)
+            return b if truth_value(tx, wins.call_function(tx, [b, a], {})) else a
         function = torch.sym_max if pick is max else torch.sym_min  # min(1.0, s77 / 100)
         return tx.output.create_node(tx, "call_function", function, [a, b], {})
     if isinstance(a, TensorVariable) and isinstance(b, TensorVariable):

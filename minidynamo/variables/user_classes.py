@@ -15,9 +15,12 @@ Compare with TorchDynamo: `torch/_dynamo/variables/user_defined.py`
 
 from __future__ import annotations
 
+import abc
 import types
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Sequence
+
+import torch
 
 from minidynamo.exc import UNSUPPORTED_ATTRIBUTE, UNSUPPORTED_CALL, graph_break, raise_observed
 from minidynamo.sources import AttrSource
@@ -28,11 +31,13 @@ from minidynamo.variables.user_defined import (
     BUILTIN_METHOD_DESCRIPTORS,
     CLASS_CONSTANT_ATTRIBUTES,
     CLASS_HIERARCHY_ATTRIBUTES,
+    IMMUTABLE_TYPE,
     UserDefinedObjectVariable,
     _lookup_on_class,
     _lookup_static,
     builtin_method,
     guard_missing_on_classes,
+    type_source,
 )
 
 if TYPE_CHECKING:
@@ -169,3 +174,31 @@ class GenericAttributeVariable(VariableTracker):
 
     def __repr__(self) -> str:
         return f"GenericAttributeVariable(object.{self.name})"
+
+
+def is_class_info(wanted: Any) -> bool:
+    """What `isinstance` accepts as its second argument: a class, a union, or a tuple
+    of those (nested)."""
+    if isinstance(wanted, tuple):
+        return all(is_class_info(item) for item in wanted)
+    return isinstance(wanted, (type, types.UnionType)) or any(
+        "__instancecheck__" in vars(klass) for klass in type(wanted).__mro__)
+
+
+def guard_registration(tx: Translator, obj: VariableTracker, classes: VariableTracker,
+                       cls: type, answer: bool) -> None:
+    """An abstract base class answers `isinstance` from what was registered with it
+    (`A.register(B)`, `__subclasshook__`), not from the MRO: guard the answer itself,
+    `issubclass(type(L['b']), G['A'])`, for an object of a user class. (torch.compile
+    2.13 guards nothing, and keeps its answer after `A.register(B)`.)"""
+    klass = obj.python_type()
+    if not isinstance(cls, abc.ABCMeta) or klass.__flags__ & IMMUTABLE_TYPE or (
+            issubclass(klass, torch.Tensor)):
+        return
+    cls_source = classes.source
+    if isinstance(classes.as_python_constant(), tuple):
+        wanted = [item for item in getattr(classes, "items", ())
+                  if item.is_python_constant() and item.as_python_constant() is cls]
+        cls_source = wanted[0].source if wanted else None
+    if type_source(obj) is not None and cls_source is not None:
+        tx.output.guards.registered(type_source(obj), cls_source, answer)

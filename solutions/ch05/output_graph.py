@@ -9,7 +9,7 @@ import functools
 import itertools
 import operator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Sequence
 import sympy
 import torch
 import torch._guards
@@ -35,7 +35,9 @@ if TYPE_CHECKING:
     from minidynamo.translator.base import InstructionTranslatorBase as Translator
 
 # defined next to the exercises in the package:
-from minidynamo.output_graph import _global_names, has_side_effect, holds_graph_value
+from minidynamo.output_graph import (
+    _global_names, folded_by_algebra, has_side_effect, holds_graph_value,
+)
 
 
 class OutputGraph:
@@ -81,7 +83,10 @@ class OutputGraph:
         node_args = tuple(arg.realize().as_proxy() for arg in args)
         node_kwargs = {name: value.realize().as_proxy() for name, value in kwargs.items()}
         example = self.run_on_fakes(kind, target, node_args, node_kwargs)
-        if not (holds_graph_value(example) or keep or has_side_effect(kind, target)):
+        inputs: list[torch.fx.Node] = []
+        torch.fx.node.map_arg((node_args, node_kwargs), inputs.append)
+        if not (holds_graph_value(example) or keep or has_side_effect(kind, target)
+                or folded_by_algebra(example, inputs)):
             return constant(example)  # x.dim(), torch.is_tensor(x): known now, no node
         node = self.graph.create_node(kind, target, node_args, node_kwargs)
         node.meta["example_value"] = example

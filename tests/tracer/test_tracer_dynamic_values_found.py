@@ -1,0 +1,87 @@
+"""Dynamic sizes, ints and floats that programs written to probe minidynamo found
+computed wrong, each called with changing values (so that the symbol is made on the
+second call) and compared with eager Python by `repr`, which tells `0.0` from `-0.0`,
+`3` from `3.0` and `nan` from a number:
+
+- a float the symbolic algebra made a number (`s * 0.0`, `s - s`, `-x.shape[0] * 0.0`:
+  0 for sympy) was baked into the code; IEEE says NaN for `s = inf` and -0.0 for a
+  negative size: the graph computes it now, as torch.compile's does;
+- `max(n, 2.5)` with a dynamic int `n` is `n` itself (an int) when `n >= 2.5`; it came
+  back a float from `torch.sym_max` (torch.compile too);
+- `(n > 3) is True` for a dynamic `n` (a SymBool) was always False (torch.compile too);
+- `s is s` for a size tuple or a tuple passed in was False;
+- a float argument compiled as `0.0` matched `-0.0` (and `x * s` kept the first sign:
+  torch.compile too): the guard compares the sign of a zero.
+"""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+import minidynamo
+
+INF = float("inf")
+
+
+def times_zero(x, s):
+    return x + s * 0.0
+
+
+def minus_itself(x, s):
+    return s - s, x + 1
+
+
+def over_negative_zero(x):
+    return torch.ones(1) / (-x.shape[0] * 0.0)
+
+
+def max_of_int_and_float(x, n):
+    return x + 1, max(n, 2.5), type(max(n, 3.0)).__name__, min(n, 3.5)
+
+
+def symbolic_bool_is_true(x, n):
+    return x + 1, (n > 3) is True, (n > 3) is False
+
+
+def size_is_itself(x):
+    s = x.shape
+    return x + 1, s is s
+
+
+def tuple_is_itself(x, t):
+    return x + 1, t is t
+
+
+def times_signed_zero(x, s):
+    return x * s, repr(s)
+
+
+CASES = [
+    (times_zero, [(torch.ones(2), 1.0), (torch.ones(2), 2.0), (torch.ones(2), INF),
+                  (torch.ones(2), -3.0)]),
+    (minus_itself, [(torch.ones(2), 1.0), (torch.ones(2), 2.0), (torch.ones(2), INF)]),
+    (over_negative_zero, [(torch.ones(2),), (torch.ones(3),), (torch.ones(4),)]),
+    (max_of_int_and_float, [(torch.ones(2), 2), (torch.ones(2), 3), (torch.ones(2), 5),
+                            (torch.ones(2), 1)]),
+    (symbolic_bool_is_true, [(torch.ones(2), 2), (torch.ones(2), 3), (torch.ones(2), 5)]),
+    (size_is_itself, [(torch.ones(2),), (torch.ones(2),), (torch.ones(3),)]),
+    (tuple_is_itself, [(torch.ones(2), (1, 2)), (torch.ones(2), (1, 2))]),
+    (times_signed_zero, [(torch.ones(1), 0.0), (torch.ones(1), -0.0), (torch.ones(1), 0.0)]),
+]
+
+
+def shown(value):
+    if isinstance(value, torch.Tensor):
+        return repr(value.tolist())
+    if isinstance(value, tuple):
+        return tuple(shown(item) for item in value)
+    return repr(value)
+
+
+@pytest.mark.parametrize("fn,calls", CASES, ids=[fn.__name__ for fn, _ in CASES])
+def test_values_as_eager_computes_them(fn, calls):
+    minidynamo.reset()
+    compiled = minidynamo.compile(fn, backend="eager")
+    expected = [shown(fn(*args)) for args in calls]
+    assert [shown(compiled(*args)) for args in calls] == expected
