@@ -26,6 +26,7 @@ from minidynamo import cache, convert_frame
 from minidynamo.cache import pop_globals
 from minidynamo.backends import Backend, lookup_backend
 from minidynamo.exc import Unsupported
+from minidynamo.global_state import global_module_hooks
 from minidynamo.guards import Guard
 from minidynamo.resume import resume_cache
 from minidynamo.variables.nn_module import has_hooks
@@ -115,13 +116,25 @@ class OptimizedModule(torch.nn.Module):
         hook, the forward and a hook); without hooks, that is its forward alone."""
         module = self._module
         if type(module).__module__.startswith("torch.nn."):
-            frame, args = wrap_inline(module), args
+            frame = self.__dict__.get("_inline_frame")
+            if frame is None:  # made once: a new function per call is a new binder per call
+                frame = self.__dict__["_inline_frame"] = wrap_inline(module)
         elif has_hooks(module):
             return self._call_with_callees_compiled()(module, *args, **kwargs)
         else:  # a user module: compile its forward, with `self` as a frame argument
             frame, args = type(module).forward, (module, *args)
         return convert_frame.call_compiled(frame, args, kwargs, self._backend, self._fullgraph,
                                            self._owner, dynamic=self._dynamic)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        """`nn.Module.__call__` goes straight to `forward` when it has nothing else to
+        run (no hook on this wrapper, none for every module, no TorchScript tracing):
+        only then, so that a hook registered on the compiled module still runs."""
+        if (self._forward_hooks or self._forward_pre_hooks or self._backward_hooks
+                or self._backward_pre_hooks or any(global_module_hooks())
+                or torch._C._get_tracing_state()):
+            return super().__call__(*args, **kwargs)
+        return self.forward(*args, **kwargs)
 
     def _call_with_callees_compiled(self) -> Callable[..., Any]:
         """`nn.Module._call_impl` with each call it makes (a hook, the forward) routed
@@ -144,7 +157,8 @@ class OptimizedModule(torch.nn.Module):
 
     # set on the wrapper itself; any other attribute is the original module's
     OWN_ATTRIBUTES = frozenset({"_orig_mod", "_backend", "_fullgraph", "_dynamic", "_owner",
-                                "_module", "_hooked_call", "training", "__dict__"})
+                                "_module", "_hooked_call", "_inline_frame", "training",
+                                "__dict__"})
 
     def __setattr__(self, name: str, value: Any) -> None:
         """`compiled.scale = 2` sets the original module's attribute, as on torch.compile's
