@@ -122,7 +122,9 @@ class OptimizedModule(torch.nn.Module):
         elif has_hooks(module):
             return self._call_with_callees_compiled()(module, *args, **kwargs)
         else:  # a user module: compile its forward, with `self` as a frame argument
-            frame, args = type(module).forward, (module, *args)
+            frame, args = user_forward(module, args)
+            if frame is None:  # a forward set on the instance that is no Python function
+                return module(*args, **kwargs)
         return convert_frame.call_compiled(frame, args, kwargs, self._backend, self._fullgraph,
                                            self._owner, dynamic=self._dynamic)
 
@@ -172,6 +174,18 @@ class OptimizedModule(torch.nn.Module):
         if name in self.OWN_ATTRIBUTES or hasattr(type(self), name):
             return super().__delattr__(name)
         delattr(self._module, name)
+
+
+def user_forward(module: torch.nn.Module, args: tuple) -> tuple[types.FunctionType | None, tuple]:
+    """The frame a call of `module` runs, and its arguments: its class's `forward` with
+    `self` first, or a `forward` set on the instance (`m.forward = f`, `self.forward =
+    self.fwd` in `__init__`), which nn.Module's call finds first."""
+    own = module.__dict__.get("forward")
+    if own is None:
+        return type(module).forward, (module, *args)
+    if isinstance(own, types.MethodType) and isinstance(own.__func__, types.FunctionType):
+        return own.__func__, (own.__self__, *args)
+    return (own, args) if isinstance(own, types.FunctionType) else (None, args)
 
 
 def wrap_inline(fn: Callable[..., Any]) -> types.FunctionType:

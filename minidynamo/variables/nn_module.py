@@ -23,12 +23,17 @@ from typing import TYPE_CHECKING, Sequence
 import torch
 from torch.nn.modules import module as module_internals
 
-from minidynamo.exc import UNSUPPORTED_MUTATION, graph_break
+from minidynamo.exc import (
+    UNSUPPORTED_ATTRIBUTE,
+    UNSUPPORTED_MUTATION,
+    ObservedException,
+    graph_break,
+)
 from minidynamo.sources import AttrSource, GetItemSource, Source
 from minidynamo.variables.base import VariableTracker
 from minidynamo.variables.constant import ConstantVariable
 from minidynamo.variables.lazy import build_lazily
-from minidynamo.variables.user_defined import object_attribute
+from minidynamo.variables.user_defined import _lookup_static, _overrides_instance, object_attribute
 
 if TYPE_CHECKING:
     from minidynamo.translator.base import InstructionTranslatorBase as Translator
@@ -70,6 +75,9 @@ class NNModuleVariable(VariableTracker):
 
         if name in self.attributes:
             return self.attributes[name]
+        if type(self.module).__getattribute__ is not object.__getattribute__:
+            graph_break(UNSUPPORTED_ATTRIBUTE, f"{type(self.module).__name__} defines "
+                        f"__getattribute__ (reading {name!r})")
         if name in MODULE_STATE and self.attributes and self.source is not None:
             # `self._modules` of a written module: read through its __dict__, as the
             # entries are (`children()` after `self.training = False` in `eval()`)
@@ -91,7 +99,15 @@ class NNModuleVariable(VariableTracker):
                     return VariableBuilder(tx.output, None)(state[name])
                 # through the lazy path, so a tied weight seen twice is guarded as one
                 return build_lazily(tx.output, state[name], source).realize()
-        return object_attribute(tx, self, self.module, type(self.module), name)
+        try:
+            return object_attribute(tx, self, self.module, type(self.module), name)
+        except ObservedException as raised:
+            if self.source is not None and issubclass(raised.exc_type, AttributeError):
+                # found nowhere, and nn.Module.__getattr__ looks in the state dicts: one
+                # registered later (`register_buffer('extra', ...)`) makes `hasattr` true
+                for state_name in MODULE_STATE:
+                    tx.output.guards.not_in_dict(self.state_source(state_name), name)
+            raise
 
     def state_source(self, state_name: str) -> Source:
         """`L['self']._parameters`, or `L['self'].__dict__['_parameters']` once the module
@@ -152,12 +168,17 @@ class NNModuleVariable(VariableTracker):
         if isinstance(value, NNModuleVariable) or name in self.module._modules:
             what = f"assigning a submodule to {type(self.module).__name__}.{name}"
             graph_break(UNSUPPORTED_MUTATION, what)
-        if name in self.module._parameters or issubclass(
+        if name in self.module._parameters or name in self.module._buffers or issubclass(
                 getattr(value, "class_", type(None)), torch.nn.Parameter):
-            # nn.Module.__setattr__ files it under `_parameters` (or refuses a plain
-            # tensor): `parameters()` read later in the frame would not see it
-            what = f"assigning a parameter to {type(self.module).__name__}.{name}"
+            # nn.Module.__setattr__ files it under `_parameters` or `_buffers` (or refuses
+            # a plain tensor for a parameter): `parameters()`, `self._buffers[name]` read
+            # later in the frame would not see it
+            what = f"assigning a parameter or buffer to {type(self.module).__name__}.{name}"
             graph_break(UNSUPPORTED_MUTATION, what)
+        if _overrides_instance(_lookup_static(type(self.module), name)):
+            # a property's setter (or a descriptor's __set__) stores it, not the __dict__
+            graph_break(UNSUPPORTED_MUTATION, f"setting {type(self.module).__name__}.{name}, "
+                        "a property or another data descriptor")
         tx.output.side_effects.mutate(self.clone(attributes={**self.attributes, name: value}))
         return ConstantVariable(None)
 

@@ -82,6 +82,10 @@ NODE_READ_ATTRIBUTES = frozenset(
     if type(attribute) is types.GetSetDescriptorType
 ) - CONSTANT_ATTRIBUTES - TENSOR_ATTRIBUTES - AUTOGRAD_ATTRIBUTES
 
+# What an input's autograd history says, which its TENSOR_MATCH does not check: a leaf
+# passed once, a computed tensor of the same shape and dtype next (`w` then `w * 1`).
+HISTORY_ATTRIBUTES = frozenset({"is_leaf", "output_nr"})
+
 # Methods that need the tensor's data as a Python value.
 DATA_DEPENDENT_METHODS = frozenset({
     "item", "tolist", "__bool__", "__int__", "__float__", "__index__",
@@ -182,8 +186,16 @@ class TensorVariable(VariableTracker):
             itemsize = constant(self.example_value.itemsize)
             return BuiltinVariable(operator.mul).call_function(tx, [numel, itemsize], {})
         if name in NODE_READ_ATTRIBUTES:
-            return tx.output.create_node(tx, "call_function", getattr, [self, constant(name)], {},
-                                         keep=True)
+            result = tx.output.create_node(tx, "call_function", getattr, [self, constant(name)],
+                                           {}, keep=True)
+            if self.source is not None and name in HISTORY_ATTRIBUTES and (
+                    result.is_python_constant()):  # not what TENSOR_MATCH checks: guarded
+                from minidynamo.guards import constant_guard_kind
+
+                value = result.as_python_constant()
+                tx.output.guards.add(constant_guard_kind(value), AttrSource(self.source, name),
+                                     value)
+            return result
         if callable(getattr(torch.Tensor, name, None)):
             return GetAttrVariable(self, name)  # a method: called by call_method
         if name == "_version":  # read when the graph runs, as torch.compile reads it: torch's
@@ -212,6 +224,8 @@ class TensorVariable(VariableTracker):
     ) -> VariableTracker:
         if name in DATA_DEPENDENT_METHODS:
             graph_break(DATA_DEPENDENT_VALUE, f"Tensor.{name}() needs the tensor's data")
+        if name == "retain_grad":  # a flag on the real tensor autograd reads at backward
+            graph_break(UNSUPPORTED_MUTATION, "Tensor.retain_grad() in the compiled frame")
         if name in ("__setattr__", "__delattr__"):  # x.data = y, x.grad = g, x.tag = 1
             what = args[0].as_python_constant() if args and args[0].is_python_constant() else "?"
             if name == "__setattr__" and what == "data" and len(args) == 2:

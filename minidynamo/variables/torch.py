@@ -202,6 +202,11 @@ class TorchFunctionVariable(KnownFunctionVariable):
             return recorded
         if changes_global_state(name, args):
             graph_break(GLOBAL_SIDE_EFFECT, f"torch.{name}() changes global state")
+        if self.fn in (torch.autograd.grad, torch.autograd.backward):
+            # as torch.compile with `trace_autograd_ops=False` (its default): a backward
+            # pass inside the graph would need the autograd graph the backend traces away
+            graph_break(UNSUPPORTED_CALL, f"torch.autograd.{self.fn.__name__}() in the compiled "
+                        "frame")
         if isinstance(self.fn, type) and issubclass(self.fn, torch.nn.Parameter):
             # the graph's output would be a plain tensor: `isinstance(p, nn.Parameter)`,
             # a module made here (its `_parameters`), an optimizer would not see one

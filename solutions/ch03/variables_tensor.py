@@ -22,8 +22,8 @@ if TYPE_CHECKING:
 
 # defined next to the exercises in the package:
 from minidynamo.variables.tensor import (
-    CONSTANT_ATTRIBUTES, NODE_READ_ATTRIBUTES, TENSOR_ATTRIBUTES, grad_fn,
-    has_own_attribute, own_attribute, source_value,
+    CONSTANT_ATTRIBUTES, HISTORY_ATTRIBUTES, NODE_READ_ATTRIBUTES, TENSOR_ATTRIBUTES,
+    grad_fn, has_own_attribute, own_attribute, source_value,
 )
 
 
@@ -52,8 +52,16 @@ class TensorVariable:
             itemsize = constant(self.example_value.itemsize)
             return BuiltinVariable(operator.mul).call_function(tx, [numel, itemsize], {})
         if name in NODE_READ_ATTRIBUTES:
-            return tx.output.create_node(tx, "call_function", getattr, [self, constant(name)], {},
-                                         keep=True)
+            result = tx.output.create_node(tx, "call_function", getattr, [self, constant(name)],
+                                           {}, keep=True)
+            if self.source is not None and name in HISTORY_ATTRIBUTES and (
+                    result.is_python_constant()):  # not what TENSOR_MATCH checks: guarded
+                from minidynamo.guards import constant_guard_kind
+
+                value = result.as_python_constant()
+                tx.output.guards.add(constant_guard_kind(value), AttrSource(self.source, name),
+                                     value)
+            return result
         if callable(getattr(torch.Tensor, name, None)):
             return GetAttrVariable(self, name)  # a method: called by call_method
         if name == "_version":  # read when the graph runs, as torch.compile reads it: torch's

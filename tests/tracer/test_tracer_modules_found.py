@@ -1,0 +1,197 @@
+"""nn.Module and autograd behaviour that programs written to probe minidynamo found
+wrong, each compared with eager PyTorch on the same calls:
+
+- `hasattr(self, 'extra')` false, then `register_buffer('extra', ...)` (or a parameter
+  or a submodule of that name) between calls: the entry was reused (nn.Module's
+  `__getattr__` looks in `_parameters`, `_buffers`, `_modules`: guarded now);
+- a property setter (or a descriptor's `__set__`) of a module run in `forward`, a
+  module's own `__getattribute__`, a buffer reassigned then read through `_buffers`:
+  reads in the same frame were wrong (they break the graph now);
+- `minidynamo.compile(m)` ran the class's `forward` when one is set on the instance;
+- `y.retain_grad()` in the frame did nothing; `x.is_leaf` of an input was not guarded
+  (a leaf, then a computed tensor of the same shape, got the leaf's answer).
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+import minidynamo
+
+
+def both(make_and_call):
+    """What `make_and_call(compile)` returns in eager and under minidynamo."""
+    minidynamo.reset()
+    torch.manual_seed(0)
+    eager = make_and_call(lambda module: module)
+    minidynamo.reset()
+    torch.manual_seed(0)
+    ours = make_and_call(lambda module: minidynamo.compile(module, backend="eager"))
+    return eager, ours
+
+
+class MaybeExtra(nn.Module):
+    def forward(self, x):
+        return x + self.extra if hasattr(self, "extra") else x * 3
+
+
+class MaybeGate(nn.Module):
+    def forward(self, x):
+        gate = getattr(self, "gate", None)
+        return x * 2 if gate is None else gate(x)
+
+
+def test_a_name_registered_on_a_module_between_calls_is_seen():
+    def buffer_added(compile):
+        m = MaybeExtra()
+        compiled = compile(m)
+        first = compiled(torch.ones(1)).item()
+        m.register_buffer("extra", torch.ones(1))
+        return first, compiled(torch.ones(1)).item()
+
+    def submodule_added(compile):
+        m = MaybeGate()
+        compiled = compile(m)
+        first = compiled(torch.ones(1)).item()
+        m.gate = nn.Identity()
+        return first, compiled(torch.ones(1)).item()
+
+    for body in (buffer_added, submodule_added):
+        eager, ours = both(body)
+        assert ours == eager
+
+
+class Doubling(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self._s = 1.0
+
+    @property
+    def s(self):
+        return self._s
+
+    @s.setter
+    def s(self, value):
+        self._s = value * 2
+
+    def forward(self, x):
+        self.s = 3.0
+        return x * self.s, x * self._s
+
+
+class Counting(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.k = 1.0
+        self.__dict__["reads"] = 0
+
+    def __getattribute__(self, name):
+        if name == "k":
+            object.__getattribute__(self, "__dict__")["reads"] += 1
+            return object.__getattribute__(self, "k") * 10
+        return super().__getattribute__(name)
+
+    def forward(self, x):
+        return x * self.k
+
+
+class Accumulating(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("b", torch.zeros(1))
+
+    def forward(self, x):
+        self.b = self.b + x
+        return self._buffers["b"] * 1, next(self.buffers()) * 1, self.b * 1
+
+
+def test_reads_after_a_setter_a_getattribute_or_a_buffer_write_see_them():
+    def setter(compile):
+        m = Doubling()
+        compiled = compile(m)
+        return [[t.item() for t in compiled(torch.ones(1))] for _ in range(2)], m._s
+
+    def getattribute(compile):
+        m = Counting()
+        compiled = compile(m)
+        return [compiled(torch.ones(1)).item() for _ in range(2)], m.__dict__["reads"]
+
+    def buffer(compile):
+        m = Accumulating()
+        compiled = compile(m)
+        return [[t.item() for t in compiled(torch.ones(1))] for _ in range(2)], m.b.item()
+
+    for body in (setter, getattribute, buffer):
+        eager, ours = both(body)
+        assert ours == eager
+
+
+class Plus(nn.Module):
+    def forward(self, x):
+        return x + 1
+
+
+class ForwardFromInit(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.forward = self.times_three
+
+    def times_three(self, x):
+        return x * 3
+
+
+def test_a_forward_set_on_the_instance_is_the_one_called():
+    def replaced(compile):
+        m = Plus()
+        compiled = compile(m)
+        first = compiled(torch.ones(1)).item()
+        m.forward = lambda x: x * 50
+        return first, compiled(torch.ones(1)).item()
+
+    def from_init(compile):
+        return compile(ForwardFromInit())(torch.ones(1)).item()
+
+    for body in (replaced, from_init):
+        eager, ours = both(body)
+        assert ours == eager
+
+
+def keep_gradient(x):
+    y = x * 2
+    y.retain_grad()
+    return (y * y).sum(), y
+
+
+def leaf_or_not(x):
+    return x.is_leaf, x * 2 if x.is_leaf else x * 3
+
+
+def test_retain_grad_and_is_leaf_as_in_eager():
+    def retained(compile):
+        x = torch.ones(3, requires_grad=True)
+        loss, y = compile(keep_gradient)(x)
+        loss.backward()
+        return y.grad.tolist(), y.retains_grad
+
+    def leaves(compile):
+        compiled = compile(leaf_or_not)
+        w = torch.ones(2, requires_grad=True)
+        return [(flag, out.tolist()) for flag, out in (compiled(w), compiled(w * 1))]
+
+    for body in (retained, leaves):
+        eager, ours = both(body)
+        assert ours == eager
+
+
+def test_autograd_grad_in_the_frame_breaks_the_graph():
+    def grad_of_square(w):
+        loss = (w ** 2).sum()
+        (gradient,) = torch.autograd.grad(loss, w)
+        return loss, gradient
+
+    w = torch.ones(3, requires_grad=True)
+    for backend in ("eager", "aot_eager"):
+        minidynamo.reset()
+        loss, gradient = minidynamo.compile(grad_of_square, backend=backend)(w)
+        assert loss.item() == 3.0 and gradient.tolist() == [2.0, 2.0, 2.0]
