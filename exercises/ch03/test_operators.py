@@ -355,6 +355,31 @@ def test_the_version_counter_is_read_when_the_graph_runs():
     assert_same_as_torch(version_before_and_after, samples.tensors((3,))[0], fullgraph=True)
 
 
+def leaf_or_not(x):
+    return x.is_leaf, x * 2 if x.is_leaf else x * 3
+
+
+@pytest.mark.task("ch03.4")
+def test_an_inputs_is_leaf_is_guarded():
+    """`x.is_leaf` of an input is not what its TENSOR_MATCH checks: a leaf, then a
+    computed tensor of the same shape and dtype (`w * 1`), must not share one answer
+    (a guard on `L['x'].is_leaf`; torch.compile 2.13 keeps the first answer of the
+    branch). Computed in the frame, `y.is_leaf` is the FakeTensor's, no guard."""
+    w = samples.tensors((2,))[0].requires_grad_()
+    minidynamo.reset()
+    compiled = minidynamo.compile(leaf_or_not, backend="eager")
+    for x in (w, w * 1, w):
+        flag, value = compiled(x)
+        want_flag, want = leaf_or_not(x)
+        assert flag == want_flag and torch.equal(value, want)
+    assert_same_as_torch(computed_is_leaf, samples.tensors((2,))[0], fullgraph=True)
+
+
+def computed_is_leaf(x):
+    y = x * 2
+    return y + 1 if y.is_leaf else y - 1
+
+
 def reads_the_gradient(x):
     return x * 2 if x.grad is None else x - 0.1 * x.grad
 
