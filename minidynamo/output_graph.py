@@ -475,7 +475,20 @@ class OutputGraph:
             create_instruction("CALL", arg=len(self.graph_inputs)),
             create_instruction("STORE_FAST", argval=GRAPH_OUTPUT_LOCAL),
         ]
-        return instructions
+        return instructions + self.set_grad_mode_after(gm.graph)
+
+    def set_grad_mode_after(self, graph: torch.fx.Graph) -> list[Instruction]:
+        """`torch.set_grad_enabled(False)` left on in the graph: the grad mode its last
+        `_set_grad_enabled` node leaves, set again after the call. A backend that traces
+        the graph again (AOTAutograd) runs that node while tracing, not when it runs."""
+        modes = [node.args[0] for node in graph.nodes if node.target is torch._C._set_grad_enabled]
+        if not modes:
+            return []
+        setter = self.install_global("___set_grad_enabled", torch._C._set_grad_enabled)
+        return [create_instruction("LOAD_GLOBAL", argval=setter, arg=1),
+                create_instruction("LOAD_CONST", argval=modes[-1]),
+                create_instruction("PRECALL", arg=1), create_instruction("CALL", arg=1),
+                create_instruction("POP_TOP")]
 
     def call_backend(self, gm: torch.fx.GraphModule) -> Any:
         """Hand the graph to the backend as torch.compile does (chapter 10).

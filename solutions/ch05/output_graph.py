@@ -122,4 +122,4 @@ class OutputGraph:
             create_instruction("CALL", arg=len(self.graph_inputs)),
             create_instruction("STORE_FAST", argval=GRAPH_OUTPUT_LOCAL),
         ]
-        return instructions
+        return instructions + self.set_grad_mode_after(gm.graph)

@@ -195,3 +195,31 @@ def test_autograd_grad_in_the_frame_breaks_the_graph():
         minidynamo.reset()
         loss, gradient = minidynamo.compile(grad_of_square, backend=backend)(w)
         assert loss.item() == 3.0 and gradient.tolist() == [2.0, 2.0, 2.0]
+
+
+def grad_off(x):
+    torch.set_grad_enabled(False)
+    return x * 2
+
+
+def grad_on(x):
+    torch.set_grad_enabled(True)
+    return x * 2
+
+
+def test_the_function_form_of_set_grad_enabled_outlives_the_graph():
+    """`torch.set_grad_enabled(False)` called as a function leaves grad mode off after
+    the call; AOTAutograd runs the graph's `_set_grad_enabled` node while it traces, not
+    when the graph runs, so the transformed code sets the mode the graph ends in."""
+    for backend in ("eager", "aot_eager"):
+        for fn, before, after in ((grad_off, True, False), (grad_on, False, True)):
+            minidynamo.reset()
+            compiled = minidynamo.compile(fn, backend=backend)
+            try:
+                for _ in range(2):
+                    torch.set_grad_enabled(before)
+                    out = compiled(torch.ones(2, requires_grad=True))
+                    assert torch.is_grad_enabled() is after, (fn.__name__, backend)
+                    assert out.requires_grad is after
+            finally:
+                torch.set_grad_enabled(True)
