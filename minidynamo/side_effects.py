@@ -89,6 +89,17 @@ class SideEffects:
             self.latest_versions[variable.object_id] = variable
         return variable
 
+    def dict_was_read(self, variable: VariableTracker) -> bool:
+        """Whether the real object behind `variable` had its `__dict__` read as a tracker
+        in this trace (read without running any code of the object's class)."""
+        real = getattr(variable, "value", None)  # (no truth test: it could run user code)
+        if real is None:
+            real = getattr(variable, "module", None)
+        if real is None or type(real).__getattribute__ is not object.__getattribute__:
+            return False
+        instance_dict = getattr(real, "__dict__", None)
+        return instance_dict is not None and id(instance_dict) in self.known_values
+
     def is_written(self, value: Any) -> bool:
         """Whether the trace wrote to this real object (a dict: `vars(o)['a'] = 1`), to
         be replayed after the graph: whoever reads it another way must not trust it."""
@@ -115,8 +126,7 @@ class SideEffects:
         if new.source is not None and not isinstance(new, IteratorVariable):
             if type(new) not in REPLAYS:
                 graph_break(UNSUPPORTED_MUTATION, f"mutating {new} from outside the frame")
-            real = getattr(new, "value", None) or getattr(new, "module", None)
-            if id(getattr(real, "__dict__", None)) in self.known_values:
+            if self.dict_was_read(new):
                 # `d = vars(o); o.b = 5; d['b']`: the dict's tracker would not see it
                 graph_break(UNSUPPORTED_MUTATION, f"writing an attribute of {new.source.name()} "
                             "after reading its __dict__")
