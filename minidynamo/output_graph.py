@@ -329,10 +329,8 @@ class OutputGraph:
         node_args = tuple(arg.realize().as_proxy() for arg in args)
         node_kwargs = {name: value.realize().as_proxy() for name, value in kwargs.items()}
         example = self.run_on_fakes(kind, target, node_args, node_kwargs)
-        inputs: list[torch.fx.Node] = []
-        torch.fx.node.map_arg((node_args, node_kwargs), inputs.append)
         if not (holds_graph_value(example) or keep or has_side_effect(kind, target)
-                or folded_by_algebra(example, inputs)):
+                or folded_by_algebra(example, arguments_of(node_args, node_kwargs))):
             return constant(example)  # x.dim(), torch.is_tensor(x): known now, no node
         node = self.graph.create_node(kind, target, node_args, node_kwargs)
         node.meta["example_value"] = example
@@ -592,9 +590,17 @@ SYMBOLIC_TYPES = (torch.SymInt, torch.SymFloat, torch.SymBool)
 def folded_by_algebra(example: Any, inputs: Iterable[torch.fx.Node]) -> bool:
     """A float computed from a symbol that the symbolic algebra made a number (`s * 0.0`,
     `s - s`: 0 for sympy). IEEE floats disagree when `s` is inf or NaN (NaN) or negative
-    (-0.0): the graph computes it when it runs, as torch.compile's does."""
+    (-0.0): the graph computes it when it runs, as torch.compile's does. (`inputs` is
+    iterated only for such a float.)"""
     return isinstance(example, torch.SymFloat) and any(
         is_symbolic(node.meta.get("example_value")) for node in inputs)
+
+
+def arguments_of(args: tuple, kwargs: dict[str, Any]) -> Iterator[torch.fx.Node]:
+    """The nodes among a call's arguments, nested ones included."""
+    found: list[torch.fx.Node] = []
+    torch.fx.node.map_arg((args, kwargs), found.append)
+    yield from found
 
 
 def reporting_failures(backend: Backend, frame_name: str) -> Backend:

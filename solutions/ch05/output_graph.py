@@ -36,7 +36,7 @@ if TYPE_CHECKING:
 
 # defined next to the exercises in the package:
 from minidynamo.output_graph import (
-    _global_names, folded_by_algebra, has_side_effect, holds_graph_value,
+    _global_names, arguments_of, folded_by_algebra, has_side_effect, holds_graph_value,
 )
 
 
@@ -83,10 +83,8 @@ class OutputGraph:
         node_args = tuple(arg.realize().as_proxy() for arg in args)
         node_kwargs = {name: value.realize().as_proxy() for name, value in kwargs.items()}
         example = self.run_on_fakes(kind, target, node_args, node_kwargs)
-        inputs: list[torch.fx.Node] = []
-        torch.fx.node.map_arg((node_args, node_kwargs), inputs.append)
         if not (holds_graph_value(example) or keep or has_side_effect(kind, target)
-                or folded_by_algebra(example, inputs)):
+                or folded_by_algebra(example, arguments_of(node_args, node_kwargs))):
             return constant(example)  # x.dim(), torch.is_tensor(x): known now, no node
         node = self.graph.create_node(kind, target, node_args, node_kwargs)
         node.meta["example_value"] = example
