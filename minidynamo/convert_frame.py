@@ -67,6 +67,7 @@ from minidynamo.output_graph import Backend, OutputGraph
 from minidynamo.sources import install_modules
 from minidynamo.translator import InstructionTranslator
 from minidynamo.variables.ctx_manager import restoring_grad_mode
+from minidynamo.variables.nn_module import has_hooks
 from minidynamo.variables.functorch import restoring_transform_state
 from minidynamo.translator.breaks import RestartAnalysis, route_calls
 
@@ -232,16 +233,6 @@ def compile_module_call(module: torch.nn.Module, **options: Any) -> Any:
         return forward(*args, **kwargs)
 
     return call_module
-
-
-def has_hooks(module: torch.nn.Module) -> bool:
-    """Whether `nn.Module._call_impl` would run a hook for this module."""
-    from torch.nn.modules import module as modules
-
-    return bool(module._backward_hooks or module._backward_pre_hooks or module._forward_hooks
-                or module._forward_pre_hooks or modules._global_backward_pre_hooks
-                or modules._global_backward_hooks or modules._global_forward_hooks
-                or modules._global_forward_pre_hooks)
 
 
 def is_skipped_frame(function: types.FunctionType) -> bool:

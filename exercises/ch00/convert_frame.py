@@ -44,6 +44,7 @@ from minidynamo.output_graph import Backend, OutputGraph
 from minidynamo.sources import install_modules
 from minidynamo.translator import InstructionTranslator
 from minidynamo.variables.ctx_manager import restoring_grad_mode
+from minidynamo.variables.nn_module import has_hooks
 from minidynamo.variables.functorch import restoring_transform_state
 from minidynamo.translator.breaks import RestartAnalysis, route_calls
 

@@ -21,7 +21,6 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Sequence
 
 import torch
-from torch.nn.modules import module as module_internals
 
 from minidynamo.exc import (
     UNSUPPORTED_ATTRIBUTE,
@@ -29,6 +28,7 @@ from minidynamo.exc import (
     ObservedException,
     graph_break,
 )
+from minidynamo.global_state import global_module_hooks
 from minidynamo.sources import AttrSource, GetItemSource, Source
 from minidynamo.variables.base import VariableTracker
 from minidynamo.variables.constant import ConstantVariable
@@ -48,11 +48,7 @@ def has_hooks(module: torch.nn.Module) -> bool:
         module._forward_hooks, module._forward_pre_hooks, module._backward_hooks,
         module._backward_pre_hooks,
     )
-    global_hooks = (
-        module_internals._global_forward_hooks, module_internals._global_forward_pre_hooks,
-        module_internals._global_backward_hooks, module_internals._global_backward_pre_hooks,
-    )
-    return any(own) or any(global_hooks)
+    return any(own) or any(global_module_hooks())
 
 
 # Containers whose slice is a new container of the same submodules.

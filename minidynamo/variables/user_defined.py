@@ -525,15 +525,13 @@ class UserDefinedObjectVariable(VariableTracker):
     def is_module_without_hooks(self, tx: Translator) -> bool:
         """Whether this is an nn.Module made while tracing, called with the module's own
         `__call__`, that no hook of its own or of the process would run for."""
-        from torch.nn.modules import module as modules
-
+        from minidynamo.global_state import global_module_hooks
         from minidynamo.variables.dicts import ConstDictVariable
 
         if not (issubclass(self.cls, torch.nn.Module)
                 and self.cls.__call__ is torch.nn.Module.__call__):
             return False
-        if (modules._global_forward_hooks or modules._global_forward_pre_hooks
-                or modules._global_backward_hooks or modules._global_backward_pre_hooks):
+        if any(global_module_hooks()):
             return False
         for name in ("_forward_hooks", "_forward_pre_hooks", "_backward_hooks",
                      "_backward_pre_hooks"):
