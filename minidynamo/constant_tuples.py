@@ -19,7 +19,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from minidynamo.guards import Guard, _first_reason, _ref_name
+from minidynamo.guards import Guard, _ref_name
+from minidynamo.joint_guards import _first_reason
 from minidynamo.sources import GetItemSource
 
 ITEM_KINDS = ("EQUALS_MATCH", "ID_MATCH", "NONE_MATCH")

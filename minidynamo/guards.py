@@ -55,7 +55,6 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable
 
 import torch
-from torch._C._dynamo.guards import TensorGuards
 from torch.fx.experimental.symbolic_shapes import SYMPY_INTERP
 
 from minidynamo.global_state import GlobalState, global_module_hooks
@@ -174,7 +173,7 @@ class Guard:
     # TYPE_MATCH: the object, until the check function is built (`guard_reads`: how its
     # attributes are read)
     instance: Any = field(default=None, repr=False)
-    key: Any = None  # NOT_IN_DICT: the key that is absent
+    key: Any = None  # NOT_IN_DICT, HASATTR, DICT_CONTAINS of a plain dict: the absent key
 
     def sources(self) -> list[Source]:
         """The sources the guard's code reads (a joint TENSOR_MATCH reads several)."""
@@ -372,7 +371,7 @@ class GuardSet:
         self._add(Guard("DICT_KEYS", source, code))
 
     def dict_contains(self, source: Source, key: Any, present: bool, builtin: bool = False,
-                      read: bool = False) -> None:
+                      read: bool = False, plain: bool = False) -> None:
         """DICT_CONTAINS: a key the trace read is (or is not) in the dict at `source`, which
         the trace read by key only; `builtin`: a dict subclass's entries, asked with
         `dict.__contains__`, never the subclass's override. A failure is worded as
@@ -382,7 +381,11 @@ class GuardSet:
         code = f"dict.__contains__({name}, {spelled})" if builtin else f"{spelled} in {name}"
         text = (f"KeyError on {name}[{spelled}]" if read and present else
                 f"{'' if present else 'not '}___dict_contains({spelled}, {name})")
-        self._add(Guard("DICT_CONTAINS", source, code if present else f"not {code}", text=text))
+        # an absent key of a plain dict may be asked with the others absent from it, in
+        # one call (`joint_guards.all_absent`)
+        absent = key if plain and not present and not builtin else None
+        self._add(Guard("DICT_CONTAINS", source, code if present else f"not {code}", text=text,
+                        key=absent))
 
     def not_in_dict(self, source: Source, key: str) -> None:
         """`key` is absent from the mapping at `source` (an instance `__dict__`, the globals)."""
@@ -397,11 +400,12 @@ class GuardSet:
         code = f"issubclass({type_source.name()}, {cls_source.name()})"
         self._add(Guard("SUBCLASS_CHECK", type_source, code if answer else f"not {code}"))
 
-    def lacks_attribute(self, source: Source, key: str) -> None:
-        """`key` is found nowhere on the object at `source`: for a class, not on its MRO
-        nor on its metaclass (`hasattr` asks CPython's cached type lookup, one call for
-        all); for an object, an unset slot (`hasattr` runs the slot's descriptor)."""
-        self._add(Guard("HASATTR", source, f"not hasattr({source.name()}, {key!r})", key=key))
+    def lacks_attribute(self, source: Source, key: str, cls: type | None = None) -> None:
+        """`key` is found nowhere on the object at `source`: for a class `cls`, not on its
+        MRO nor on its metaclass (the check asks the classes' dicts: `joint_guards`); for
+        an object, an unset slot (`hasattr` runs the slot's descriptor)."""
+        self._add(Guard("HASATTR", source, f"not hasattr({source.name()}, {key!r})", key=key,
+                        instance=cls))
 
     def no_hooks(self, source: Source, value: torch.nn.Module) -> None:
         """The module's four hook dicts are empty, read from its `__dict__` (a module's
@@ -573,6 +577,8 @@ class CheckFunction:
     """The generated check of one cache entry: `check(L, G)` is True when every guard holds."""
 
     def __init__(self, guards: Iterable[Guard]) -> None:
+        from minidynamo.joint_guards import fast_forms
+
         self.guards = fast_forms(list(guards))
         namespace: dict[str, Any] = {**CHECK_GLOBALS, **KEY_NAMES}
         for guard in self.guards:
@@ -649,143 +655,3 @@ class CheckFunction:
             self.fail_counts[raised[0]] += 1
             return raised[1]
         return None
-
-
-def fast_forms(guards: list[Guard]) -> list[Guard]:
-    """The guards as the check function runs them: each TENSOR_MATCH as one call of its
-    C++ checker (`fast_form`), and the dynamism marks of all the tensors compiled without
-    marks as one line, after the other guards (their tensors are fetched by then).
-
-    The tensor checks are one joint call too (`all_tensors`), where the first was, and
-    the keys absent from one mapping are one `isdisjoint` call (`all_absent`)."""
-    guards = all_absent(guards)
-    tensors = [guard.tensor for guard in guards]
-    fast = [fast_form(guard) for guard in guards]
-    unmarked = [guard for guard in fast if guard.kind == "DIMENSION_DYNAMIC_MARKING"
-                and guard.code.startswith("___no_marks.isdisjoint(")]
-    checked = [(guard, tensor) for guard, tensor in zip(fast, tensors) if tensor is not None]
-    batched = {id(guard) for guard in unmarked} if len(unmarked) > 1 else set()
-    if len(checked) > 1:
-        batched |= {id(guard) for guard, _ in checked}
-    rest = [all_tensors(checked) if len(checked) > 1 and guard is checked[0][0] else guard
-            for guard in fast if id(guard) not in batched or guard is checked[0][0]]
-    if len(unmarked) > 1:
-        rest.append(all_unmarked(unmarked))
-    return rest
-
-
-def all_absent(guards: list[Guard]) -> list[Guard]:
-    """The guards that names are absent from one object as one, where the first was: for
-    a mapping (NOT_IN_DICT) `mapping.keys().isdisjoint(___absent3)`, one C call; for a
-    class (HASATTR) `not (hasattr(cls, 'a') or hasattr(cls, 'b'))`. A config read for a
-    dozen optional attributes has a dozen of each."""
-    by_object: dict[tuple[str, str], list[Guard]] = {}
-    for guard in guards:
-        if guard.kind in ("NOT_IN_DICT", "HASATTR") and guard.key is not None:
-            by_object.setdefault((guard.kind, guard.source.name()), []).append(guard)
-    merged: dict[int, Guard | None] = {}
-    for (kind, where), members in by_object.items():
-        if len(members) > 1:
-            refs: dict[str, Any] = {}
-            if kind == "NOT_IN_DICT":
-                name = _ref_name(refs, "absent", frozenset(guard.key for guard in members))
-                code = f"{where}.keys().isdisjoint({name})"
-            else:
-                code = f"not ({' or '.join(f'hasattr({where}, {guard.key!r})' for guard in members)})"
-            merged[id(members[0])] = Guard(
-                kind, members[0].source, code, refs, reason=_first_reason(members),
-                user_line=members[0].user_line,
-                text=" and ".join(display_name(guard.code) for guard in members))
-            merged.update((id(guard), None) for guard in members[1:])
-    kept = (merged.get(id(guard), guard) for guard in guards)  # None: merged into the first
-    return [guard for guard in kept if guard is not None]
-
-
-def all_tensors(checked: list[tuple[Guard, tuple]]) -> Guard:
-    """One TENSOR_MATCH for many tensors: one call of a joint C++ checker (0.05 µs a
-    tensor, against 0.11 µs for a call each). A joint TensorGuards also insists that its
-    tensors are distinct objects, which parameters need not be (tied weights: one
-    tensor under two names, one entry under torch.compile). So it covers the tensors
-    that were distinct when compiled, and when it says no, the checks one by one
-    decide: the joint call is a shortcut, never a different answer."""
-    firsts: dict[int, tuple[Guard, torch.Tensor, TensorFacts]] = {}
-    for guard, (value, example) in checked:
-        firsts.setdefault(id(value), (guard, value, TensorFacts.of(value, example)))
-    distinct = list(firsts.values())
-    joint = TensorGuards(*(value for _, value, _ in distinct),
-                         dynamic_dims_sizes=[list(facts.size) for _, _, facts in distinct],
-                         dynamic_dims_strides=[list(facts.stride) for _, _, facts in distinct])
-    refs = {"___tensor_checks": joint}
-    for guard, _ in checked:
-        refs.update(guard.refs)
-    names = ", ".join(guard.source.name() for guard, _, _ in distinct)
-    each = " and ".join(guard.code for guard, _ in checked)
-    guards = [guard for guard, _ in checked]
-    text = " and ".join(guard.text for guard in guards)
-    notes = {"___tensor_checks": f"torch's C++ TensorGuards, checking {text}"}
-    for guard in guards:
-        notes.update(guard.notes)
-    return Guard("TENSOR_MATCH", guards[0].source, f"___tensor_checks.check({names}) or ({each})",
-                 refs, reason=_first_reason(guards), user_line=guards[0].user_line,
-                 text=text, others=tuple(guard.source for guard in guards[1:]), notes=notes)
-
-
-def all_unmarked(marks: list[Guard]) -> Guard:
-    """One DIMENSION_DYNAMIC_MARKING for the tensors compiled without marks: none of the
-    mark attributes in any of their `__dict__`s."""
-    dicts = ", ".join(f"**{guard.source.name()}.__dict__" for guard in marks)
-    return Guard("DIMENSION_DYNAMIC_MARKING", None, f"___no_marks.isdisjoint({{{dicts}}})",
-                 dict(marks[0].refs), reason=_first_reason(marks), user_line=" ",
-                 text=" and ".join(display_name(guard.code) for guard in marks),
-                 others=tuple(guard.source for guard in marks))
-
-
-def _first_reason(guards: list[Guard]) -> Callable[[dict, dict], str | None]:
-    """The reason of the first of `guards` that fails (each evaluated on its own)."""
-    def reason(L: dict, G: dict) -> str | None:
-        for guard in guards:
-            namespace = {**CHECK_GLOBALS, **KEY_NAMES, **guard.refs}
-            try:
-                holds = eval(guard.code, namespace, {"L": L, "G": G})
-            except Exception:  # noqa: BLE001 (its source is gone)
-                holds = False
-            if not holds:
-                return (guard.reason(L, G) if guard.reason else None) or guard.describe()
-        return None
-    return reason
-
-
-def fast_form(guard: Guard) -> Guard:
-    """The guard as the check function runs it. A TENSOR_MATCH becomes one call of
-    torch's C++ `TensorGuards.check`, which compares the same properties as the
-    guard's line of Python (type, dispatch keys, dtype, device, requires_grad, sizes
-    and strides, a symbolic one left out) about twenty times faster; the line itself
-    stays the guard's readable form, which finds and words the reason of a failure.
-    TorchDynamo's Python guards called the same checker (`___check_tensors`)."""
-    if guard.tensor is None:
-        return guard
-    (value, example), guard.tensor = guard.tensor, None
-    # Its facts as the trace left them: a symbol the trace specialized (`for row in x`
-    # unrolled on a dynamic size) is a number again, and is compared as one.
-    facts = TensorFacts.of(value, example)
-    checker = TensorGuards(value, dynamic_dims_sizes=[list(facts.size)],
-                           dynamic_dims_strides=[list(facts.stride)])
-    name = _ref_name(refs := {}, "tensor_check", checker)
-    shown = display_name(guard.source.name())
-
-    def reason(L: dict, G: dict) -> str | None:
-        try:
-            line_holds = eval(guard.code, {**CHECK_GLOBALS, **KEY_NAMES, **guard.refs},
-                              {"L": L, "G": G})
-        except Exception:  # noqa: BLE001 (the source is gone: the line's reason says so)
-            line_holds = False
-        if not line_holds:
-            return guard.reason(L, G) if guard.reason else None
-        said = checker.check_verbose(eval_source(guard.source.name(), L, G),
-                                     tensor_check_names=[shown])
-        return f"{guard.describe()} holds, but torch's TensorGuards says: {said}"
-
-    text = display_name(guard.code)
-    return Guard(guard.kind, guard.source, f"{name}.check({guard.source.name()})", refs,
-                 reason, guard.user_line, text,
-                 notes={name: f"torch's C++ TensorGuards, checking {text}"})

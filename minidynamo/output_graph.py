@@ -190,19 +190,18 @@ class OutputGraph:
         """The frame's guards, with the ones about identity: an object found at two sources
         (`f(x, x)`: its second source realized to the first one's tracker) stays one
         object, and distinct objects (tensors, mutable containers) stay distinct."""
-        firsts = [variable.source for _, variable in self.side_effects.known_values.values()
+        known = self.side_effects.known_values.values()
+        firsts = [variable.source for _, variable in known
                   if variable.source is not None and variable.source.is_guardable()]
         first_set = set(firsts)
         for source, variable in self.realized_inputs.items():
             first = variable.source
             if first in first_set and first != source and source.is_guardable():
                 self.guards.duplicate_input(source, first)
-        # Parameters, buffers and submodules are left out, as TorchDynamo leaves them out:
-        # tied weights are common, and a graph that reads two of them is right either
-        # way; unless the trace used them as dict keys or set items (`named_modules()`'s
-        # memo), where being one object or two decides the answer.
-        self.guards.no_aliasing([source for source in firsts if not is_module_state(source)
-                                 or source in self.identity_keys])
+        written = self.written_types()
+        self.guards.no_aliasing([variable.source for value, variable in known
+                                 if variable.source in first_set
+                                 and self.may_alias(value, variable.source, written)])
         if self.shape_env.backed_var_to_val:  # a symbol was made: sizes, ints or floats
             fakes, sources = zip(*self.tracked_fakes)
             expressions = self.shape_env.produce_guards(
@@ -210,6 +209,29 @@ class OutputGraph:
             for expression in expressions:
                 self.guards.shape_env(expression)
         return self.guards
+
+    def may_alias(self, value: Any, source: Source, written: set[type]) -> bool:
+        """Whether the aliasing guard must keep this input distinct from the others.
+
+        Parameters and buffers are left out, as TorchDynamo leaves them out: tied
+        weights are common, and a graph that reads two of them is right either way;
+        unless the trace used them as dict keys or set items (`named_modules()`'s memo)
+        or compared them with `is`, where being one object or two decides the answer.
+        Other tensors are kept. Any other object is kept when the trace wrote to an
+        object of its type: one object under two names is of one type (each name's type
+        is guarded), and only a write read back under the other name tells one object
+        from two; what the trace read of each is guarded at each one's own source."""
+        if source in self.identity_keys:
+            return True
+        if is_module_state(source):
+            return False
+        return isinstance(value, torch.Tensor) or type(value) in written
+
+    def written_types(self) -> set[type]:
+        """The types of the objects from outside the frame that the trace wrote to."""
+        mutated = self.side_effects.mutated
+        return {type(value) for value, variable in self.side_effects.known_values.values()
+                if variable.object_id in mutated}
 
     # -- inputs -----------------------------------------------------------------
 

@@ -262,6 +262,22 @@ def object_init(self: Any, /) -> None:
     return None
 
 
+def object_eq(self: Any, other: Any, /) -> Any:
+    """object.__eq__, reached by `self == other` on a class without `__eq__` (a module,
+    a plain object). Python's `==` asks `other` in turn when this says NotImplemented,
+    and falls back to identity when both do; a traced `==` asks this method alone, so it
+    answers as `==` does: True for the same object, else what a class of `other` with
+    its own `__eq__` says, else False."""
+    if self is other:
+        return True
+    theirs = type(other).__eq__
+    if theirs is not object.__eq__:
+        result = theirs(other, self)
+        if result is not NotImplemented:
+            return result
+    return False
+
+
 def object_ne(self: Any, other: Any, /) -> Any:
     """object.__ne__, for a class that defines only `__eq__`: the inverse of `__eq__`
     (`functools.total_ordering`'s `self != other`)."""

@@ -47,7 +47,8 @@ LAYERS: list[tuple[str, ...]] = [
     ("bytecode",),  # ch01
     ("resume",),  # ch07, but it needs only bytecode/, so the translator can use it
     ("exc",),  # graph breaks, used by every layer above bytecode
-    ("sources", "variables", "global_state", "guard_reads", "guards", "pinning", "constant_tuples",
+    ("sources", "variables", "global_state", "guard_reads", "guards", "joint_guards", "pinning",
+     "constant_tuples",
      "shapes"),
     # ch03-04; guards, how their check function reads values and runs tuples of
     # constants, dynamic shapes (ch09)

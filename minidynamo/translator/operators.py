@@ -96,7 +96,7 @@ class OperatorHandlers:
 
     def IS_OP(self: InstructionTranslatorBase, inst: Instruction) -> None:
         left, right = self.popn(2)
-        self.push(ConstantVariable(identity_compare(left, right) != bool(inst.arg)))
+        self.push(ConstantVariable(identity_compare(left, right, self) != bool(inst.arg)))
 
     def CONTAINS_OP(self: InstructionTranslatorBase, inst: Instruction) -> None:
         item, container = self.popn(2)

@@ -274,9 +274,14 @@ def tensor_operator(tx: Translator, fn: Callable[..., Any], args: list[Variable]
     return tx.output.create_node(tx, "call_function", fn, args, {})
 
 
-def identity_compare(left: VariableTracker, right: VariableTracker) -> bool:
-    """`left is right` at trace time (IS_OP), or a graph break if it cannot be known."""
+def identity_compare(left: VariableTracker, right: VariableTracker,
+                     tx: Translator | None = None) -> bool:
+    """`left is right` at trace time (IS_OP), or a graph break if it cannot be known.
+    Two objects from outside the frame compared (`tx` given): the aliasing guards keep
+    them one object or two (`OutputGraph.finish_guards`)."""
     left, right = left.realize(), right.realize()
+    if tx is not None and left.source is not None and right.source is not None:
+        tx.output.identity_keys.update((left.source, right.source))
     if left is right:  # one value loaded twice (`s = x.shape; s is s`), whatever it is
         return True
     for symbol, other in ((left, right), (right, left)):
@@ -525,11 +530,11 @@ def _not(tx: Translator, value: VariableTracker) -> VariableTracker:
 
 
 def _is(tx: Translator, left: VariableTracker, right: VariableTracker) -> VariableTracker:
-    return ConstantVariable(identity_compare(left, right))
+    return ConstantVariable(identity_compare(left, right, tx))
 
 
 def _is_not(tx: Translator, left: VariableTracker, right: VariableTracker) -> VariableTracker:
-    return ConstantVariable(not identity_compare(left, right))
+    return ConstantVariable(not identity_compare(left, right, tx))
 
 
 def _id(tx: Translator, obj: VariableTracker) -> VariableTracker:

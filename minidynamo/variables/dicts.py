@@ -94,7 +94,8 @@ class ConstDictVariable(VariableTracker):
         if self.keys_guard is not None:
             if isinstance(key, LITERAL_TYPES):
                 tx.output.guards.add("DICT_CONTAINS", self.source, key, present=value is not None,
-                                     builtin=self.builtin_lookup, read=read)
+                                     builtin=self.builtin_lookup, read=read,
+                                     plain=self.dict_class is dict)
             else:
                 self.guard_all_keys()
         return value

@@ -80,7 +80,8 @@ MISSING_SPECIAL_METHODS = {
     "__abs__": "bad operand type for abs(): '{}'",
 }
 # object's own methods, written in C, reached on a user object: traced in Python
-OBJECT_METHOD_POLYFILLS = {"__init__": polyfills.object_init, "__ne__": polyfills.object_ne,
+OBJECT_METHOD_POLYFILLS = {"__init__": polyfills.object_init, "__eq__": polyfills.object_eq,
+                           "__ne__": polyfills.object_ne,
                            "__repr__": polyfills.object_repr, "__str__": polyfills.object_str}
 
 
@@ -250,14 +251,14 @@ IMMUTABLE_TYPE = 1 << 8  # Py_TPFLAGS_IMMUTABLETYPE: a builtin class, whose dict
 def guard_missing_on_classes(tx: Translator, on_type: Source | None, cls: type, name: str) -> None:
     """`name` was found nowhere: not in an object's `__dict__` (guarded by the caller) nor
     on any class of the MRO of `cls`, read again at `on_type`. Guard the classes too: a
-    class attribute added later (`K.extra = 5`) makes `hasattr(o, 'extra')` true. One
-    `hasattr(cls, name)` asks the whole MRO (CPython caches type lookups); where the
-    metaclass has the name (`mro`), which an instance does not see, each class's
-    `__dict__` is asked instead."""
+    class attribute added later (`K.extra = 5`) makes `hasattr(o, 'extra')` true. Its
+    readable line is `not hasattr(cls, name)`, which the check function runs as a look
+    at each class's dict (`joint_guards.class_lacks`); where the metaclass has the name
+    (`mro`), which an instance does not see, each class's `__dict__` is guarded instead."""
     if on_type is None:
         return
     if not hasattr(cls, name):
-        tx.output.guards.lacks_attribute(on_type, name)
+        tx.output.guards.lacks_attribute(on_type, name, cls)
         return
     mro = AttrSource(on_type, "__mro__")
     for index, klass in enumerate(cls.__mro__):

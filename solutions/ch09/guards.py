@@ -17,7 +17,6 @@ import types
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable
 import torch
-from torch._C._dynamo.guards import TensorGuards
 from torch.fx.experimental.symbolic_shapes import SYMPY_INTERP
 from minidynamo.global_state import GlobalState, global_module_hooks
 from minidynamo.guard_reads import Reads

@@ -649,7 +649,139 @@ def replace_method(cls):
         cls.apply = old
 
 
+class Counted(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.count = 1
+
+    def forward(self, x):
+        return x * self.count
+
+
+class TwoCounted(torch.nn.Module):
+    """`a` is written while tracing and `b` read: one module under both names reads
+    the new count; tying them (`b = a`) between calls must recompile."""
+
+    def __init__(self):
+        super().__init__()
+        self.a, self.b = Counted(), Counted()
+
+    def forward(self, x):
+        self.a.count = self.b.count + 1
+        return self.b(x)
+
+    def fresh(self):
+        self.a.count = self.b.count = 1
+        return self
+
+
+class Compared(torch.nn.Module):
+    """`a is b` and `a == b` (object's `__eq__`: identity) decided while tracing."""
+
+    def __init__(self):
+        super().__init__()
+        self.a, self.b = Counted(), Counted()
+
+    def forward(self, x):
+        return x + (10 if self.a is self.b else 0) + (100 if self.a == self.b else 0)
+
+
+TWO_COUNTED, COMPARED = TwoCounted(), Compared()
+
+
+def count_twice(x, net):
+    return net(x)
+
+
+@contextlib.contextmanager
+def tie_a_and_b(module):
+    old = module.b
+    module.b = module.a
+    try:
+        yield
+    finally:
+        module.b = old
+
+
+class OptionBase:
+    pass
+
+
+class OptionLeaf(OptionBase):
+    pass
+
+
+class OptionMeta(abc.ABCMeta):
+    pass
+
+
+class WithOptionMeta(metaclass=OptionMeta):
+    pass
+
+
+class Elsewhere:
+    width = 6
+
+
+def optional_attributes(x):
+    """Names found nowhere: on the class, a base, the metaclass (the check asks their
+    dicts, `joint_guards.class_lacks`)."""
+    return x + getattr(OptionLeaf, "width", 1) + getattr(OptionLeaf, "depth", 2) + getattr(
+        WithOptionMeta, "width", 3)
+
+
+@contextlib.contextmanager
+def replace_bases(cls, bases):
+    old = cls.__bases__
+    cls.__bases__ = bases
+    try:
+        yield
+    finally:
+        cls.__bases__ = old
+
+
+OPTIONS = {"a": 1}
+
+
+def absent_options(x):
+    """Keys read as absent from a plain dict, asked together (`isdisjoint`)."""
+    return x + OPTIONS.get("b", 0) + ("c" in OPTIONS) + OPTIONS.get("d", 0)
+
+
+@contextlib.contextmanager
+def with_key(d, key, value):
+    d[key] = value
+    try:
+        yield
+    finally:
+        del d[key]
+
+
 CASES = [
+    Case("submodules_tied_after_a_write", count_twice,
+         [Call(lambda: (t(3), TWO_COUNTED.fresh())), Call(lambda: (t(3), TWO_COUNTED.fresh())),
+          Call(lambda: (t(3), TWO_COUNTED.fresh()), lambda: tie_a_and_b(TWO_COUNTED)),
+          Call(lambda: (t(3), TWO_COUNTED.fresh()), lambda: tie_a_and_b(TWO_COUNTED)),
+          Call(lambda: (t(3), TWO_COUNTED.fresh()))], torch_wrong=[1, 0, 1, 0, 0]),
+    Case("submodules_compared_then_tied", count_twice,
+         [Call(lambda: (t(3), COMPARED)), Call(lambda: (t(3), COMPARED)),
+          Call(lambda: (t(3), COMPARED), lambda: tie_a_and_b(COMPARED)),
+          Call(lambda: (t(3), COMPARED), lambda: tie_a_and_b(COMPARED)),
+          Call(lambda: (t(3), COMPARED))], torch_wrong=[1, 0, 1, 0, 0]),
+    Case("attribute_added_to_a_base_class", optional_attributes,
+         [Call(lambda: (t(3),)), Call(lambda: (t(3),)),
+          Call(lambda: (t(3),), lambda: add_attribute(OptionBase, "depth", 5)),
+          Call(lambda: (t(3),), lambda: add_attribute(OptionBase, "depth", 5)),
+          Call(lambda: (t(3),))]),
+    Case("class_bases_replaced", optional_attributes,
+         [Call(lambda: (t(3),)), Call(lambda: (t(3),)),
+          Call(lambda: (t(3),), lambda: replace_bases(OptionLeaf, (Elsewhere,))),
+          Call(lambda: (t(3),))]),
+    Case("absent_keys_added", absent_options,
+         [Call(lambda: (t(3),)), Call(lambda: (t(3),)),
+          Call(lambda: (t(3),), lambda: with_key(OPTIONS, "c", 1)),
+          Call(lambda: (t(3),), lambda: with_key(OPTIONS, "d", 4)),
+          Call(lambda: (t(3),))]),
     Case("method_replaced_on_class", call_method,
          [Call(lambda: (t(3), REPLACED)), Call(lambda: (t(3), REPLACED)),
           Call(lambda: (t(3), REPLACED), lambda: replace_method(Replaced)),
@@ -967,3 +1099,17 @@ def test_a_global_setting_torch_folds_is_guarded():
         assert torch.equal(compiled(t(3)), threads(t(3)))
     assert torch.equal(compiled(t(3)), threads(t(3)))
     assert convert_frame.counters["frames"] - before == 2
+
+
+def test_an_attribute_added_to_the_metaclass_recompiles():
+    """torch.compile breaks the graph at `getattr` of a class whose metaclass is a user
+    class, and so reads it again every call; minidynamo captures it and guards the
+    metaclass's dict too."""
+    calls = [Call(lambda: (t(3),)), Call(lambda: (t(3),)),
+             Call(lambda: (t(3),), lambda: add_attribute(OptionMeta, "width", 7)), Call(lambda: (t(3),))]
+    case = Case("attribute_added_to_the_metaclass", optional_attributes, calls)
+    expected = eager_outputs(case)
+    ours, outputs = minidynamo_pattern(case, False)
+    for index, (want, got) in enumerate(zip(expected, outputs)):
+        assert_same_value(want, got, path=f"call {index}")
+    assert ours == [1, 0, 1, 0]

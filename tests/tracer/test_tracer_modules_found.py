@@ -223,3 +223,37 @@ def test_the_function_form_of_set_grad_enabled_outlives_the_graph():
                     assert out.requires_grad is after
             finally:
                 torch.set_grad_enabled(True)
+
+
+class Plain:
+    pass
+
+
+class Equal:
+    def __eq__(self, other):
+        return True
+
+    __hash__ = None
+
+
+def compare(x, p, q):
+    return x + (1 if p == q else 0) + (10 if p != q else 0)
+
+
+def test_objects_without_eq_compare_by_identity_in_one_graph_as_torch_does():
+    """`p == q` of two modules or plain objects (object's `__eq__`: identity, after
+    asking `q`'s own `__eq__`) recursed without end for modules and broke the graph
+    for objects; torch.compile captures one graph."""
+    from minidynamo.testing import CompileCounter, strict_mode
+
+    a, b, m1, m2, e = Plain(), Plain(), nn.Identity(), nn.Identity(), Equal()
+    pairs = [(a, b), (a, a), (m1, m2), (m1, m1), (a, e)]
+    for p, q in pairs:
+        minidynamo.reset()
+        torch._dynamo.reset()
+        ours, theirs = CompileCounter(), CompileCounter()
+        with strict_mode():
+            got = minidynamo.compile(compare, backend=ours)(torch.ones(2), p, q)
+        expected = torch.compile(compare, backend=theirs)(torch.ones(2), p, q)
+        assert torch.equal(got, compare(torch.ones(2), p, q)) and torch.equal(got, expected)
+        assert ours.frame_count == theirs.frame_count == 1
