@@ -69,7 +69,7 @@ from minidynamo.translator import InstructionTranslator
 from minidynamo.variables.ctx_manager import restoring_grad_mode
 from minidynamo.variables.nn_module import has_hooks
 from minidynamo.variables.functorch import restoring_transform_state
-from minidynamo.translator.breaks import RestartAnalysis, route_calls
+from minidynamo.translator.breaks import RequiresGradRestart, RestartAnalysis, route_calls
 
 # Statistics, like torch._dynamo.utils.counters; `minidynamo.reset()` clears them.
 counters: collections.Counter[str] = collections.Counter()
@@ -142,9 +142,11 @@ def transform_code(
                     f"(torch.compile skips it too)")
     break_points: dict[int, Unsupported] = {}
     sizes = cache_of(code).sizes
+    break_on_requires_grad = False
     while True:
         output = OutputGraph(fn.__globals__, backend, frame_name=fn.__qualname__,
                              dynamic=dynamic, frame_sizes=sizes)
+        output.break_on_requires_grad = break_on_requires_grad
         output.frame_compiler = functools.partial(
             compile_frame, backend=backend, fullgraph=fullgraph, dynamic=dynamic, owner=owner)
         tx = InstructionTranslator(code, f_locals, fn.__globals__, fn.__closure__, output,
@@ -153,6 +155,11 @@ def transform_code(
             # tracing a `with torch.no_grad()` or a `torch.vmap` changes the real state
             with restoring_grad_mode(), restoring_transform_state():
                 tx.run()
+        except RequiresGradRestart as restart:
+            if fullgraph or break_on_requires_grad:  # no break allowed, or one already
+                raise restart.error from None
+            break_on_requires_grad = True
+            continue
         except RestartAnalysis as restart:
             break_points[restart.offset] = restart.error
             continue

@@ -250,6 +250,27 @@ GENERATOR_CLOSED_BY_ITS_LAST_REFERENCE = BreakKind(
     "its `finally` blocks do not run (a `with torch.no_grad()` in it leaks)",
 )
 
+REQUIRES_GRAD_AT_CREATION = BreakKind(
+    "MD0022", "tensor created requiring grad",
+    "A factory call asks for a tensor that requires grad (`torch.ones(3, requires_grad=True)`): "
+    "a leaf of autograd made inside the graph, which a backend that traces the graph's "
+    "autograd (aot_eager, inductor) would return without requires_grad.",
+    "Create the tensor outside the compiled function, or without requires_grad.",
+    torch_id="GB0225",
+    torch_gb_type="Attempted to use tensor creation function with requires_grad=True",
+)
+
+REQUIRES_GRAD_RETURNED = BreakKind(
+    "MD0023", "requires_grad_() intermediate returned",
+    "A tensor made in the graph had requires_grad_() called on it, and it (or a tensor "
+    "computed from it) leaves the graph requiring grad. A backend that traces the graph's "
+    "autograd drops the requires_grad_() of a graph output, so the frame is traced again, "
+    "breaking at each requires_grad_() of a tensor made in it.",
+    "Call .detach() before returning if only the values are needed, or call "
+    "requires_grad_() outside the compiled function.",
+    torch_id="GB8985", torch_gb_type="requires_grad_() intermediate leaked as output",
+)
+
 
 # Every kind, by title: the catalogue page and explain() list them from here.
 CATALOGUE: dict[str, BreakKind] = {kind.title: kind for kind in (
@@ -273,6 +294,8 @@ CATALOGUE: dict[str, BreakKind] = {kind.title: kind for kind in (
     UNSUPPORTED_BUILTIN,
     KEYS_CHANGED_DURING_ITERATION,
     GENERATOR_CLOSED_BY_ITS_LAST_REFERENCE,
+    REQUIRES_GRAD_AT_CREATION,
+    REQUIRES_GRAD_RETURNED,
 )}
 
 

@@ -45,7 +45,9 @@ from torch._subclasses.fake_tensor import (
     DynamicOutputShapeException,
     FakeTensorMode,
 )
-from torch.fx.experimental.symbolic_shapes import DimDynamic, ShapeEnv, free_symbols
+from torch.fx.experimental.symbolic_shapes import (
+    DimDynamic, ShapeEnv, compute_unbacked_bindings, free_symbols,
+)
 
 from minidynamo import logs
 from minidynamo.bytecode import Instruction, create_instruction
@@ -53,6 +55,7 @@ from minidynamo.codegen import GRAPH_OUTPUT_LOCAL, PyCodegen, SharedPrefixes
 from minidynamo.exc import (
     DATA_DEPENDENT_VALUE,
     EXCEPTION_IN_TRACED_CODE,
+    REQUIRES_GRAD_RETURNED,
     BackendCompilerFailed,
     Unsupported,
     graph_break,
@@ -125,6 +128,10 @@ class OutputGraph:
         self.fake_mode = FakeTensorMode(shape_env=self.shape_env)
         self.dynamic = dynamic  # compile's option: True, False or None (automatic)
         self.frame_sizes = frame_sizes if frame_sizes is not None else FrameSizes()
+        # an earlier pass found a graph output made requires_grad_() in the graph: this
+        # pass breaks at each such call (`TensorVariable.requires_grad_`)
+        self.break_on_requires_grad = False
+        self.grad_enabled_at_start = torch.is_grad_enabled()
         self.symbol_nodes: dict[sympy.Symbol, torch.fx.Node] = {}  # s77 -> its placeholder
         # a dynamic int or float read again from the same source (`type(o).k` twice) is
         # the same input: ints are not tracked by identity as tensors are
@@ -384,7 +391,14 @@ class OutputGraph:
             graph_break(EXCEPTION_IN_TRACED_CODE, what)
 
     def wrap_result(self, tx: Translator, node: torch.fx.Node, example: Any) -> VariableTracker:
-        """The tracker of a node's result; tuples of tensors get one getitem node per item."""
+        """The tracker of a node's result; tuples of tensors get one getitem node per item.
+
+        A symbol made by the call itself (`x._version`: an unbacked SymInt) is bound to
+        where the node's output holds it, as TorchDynamo's `set_example_value` does: a
+        backend that traces the graph again (aot_eager) then finds no symbol pending."""
+        bindings = compute_unbacked_bindings(self.shape_env, example)
+        if bindings:
+            node.meta["unbacked_bindings"] = bindings
         if isinstance(example, torch.Tensor):
             return TensorVariable(node, example)
         if is_symbolic(example) or folded_by_algebra(example, node.all_input_nodes):
@@ -451,7 +465,7 @@ class OutputGraph:
             codegen.fill_new_objects()
         self.side_effects.codegen_replay(codegen)
         codegen.append("RETURN_VALUE")
-        return [*self.call_graph(codegen.graph_outputs), *codegen.instructions]
+        return [*self.finish_graph(codegen.graph_outputs), *codegen.instructions]
 
     def returns_graph_output(self, return_value: VariableTracker) -> bool:
         """TorchDynamo's common case: a frame that returns one tensor and has no side
@@ -461,6 +475,35 @@ class OutputGraph:
             and self.side_effects.is_empty()
             and any(node.op.startswith("call_") for node in self.graph.nodes)
         )
+
+    def finish_graph(self, outputs: list[torch.fx.Node]) -> list[Instruction]:
+        """`call_graph` at the end of a trace or before a break: once its outputs are
+        checked (`check_requires_grad`), in the grad mode the graph starts in (tracing
+        `torch.set_grad_enabled(False)` flips the real one), from which AOTAutograd
+        decides whether the graph's outputs need autograd."""
+        self.check_requires_grad(outputs)
+        with torch.set_grad_enabled(self.grad_enabled_at_start):
+            return self.call_graph(outputs)
+
+    def check_requires_grad(self, outputs: list[torch.fx.Node]) -> None:
+        """An output that requires grad, computed from a tensor made in the graph and
+        given requires_grad_() there: a backend that traces the graph's autograd
+        (aot_eager) returns it without, so the frame is traced again, breaking at those
+        calls (`RequiresGradRestart`), as torch.compile does (its taint of the graph)."""
+        tainted = {node for node in self.graph.nodes if node.meta.get("requires_grad_called")}
+        if not tainted:
+            return
+        for node in self.graph.nodes:
+            if node not in tainted and any(arg in tainted for arg in node.all_input_nodes):
+                tainted.add(node)
+        for node in outputs:
+            example = node.meta.get("example_value")
+            if node in tainted and isinstance(example, torch.Tensor) and example.requires_grad:
+                from minidynamo.translator.breaks import RequiresGradRestart
+
+                raise RequiresGradRestart(Unsupported(
+                    REQUIRES_GRAD_RETURNED, "a tensor made requires_grad_() in the graph (or "
+                    "one computed from it) is returned from it", REQUIRES_GRAD_RETURNED.hint))
 
     def call_nodes(self) -> Iterator[torch.fx.Node]:
         """The graph's operations so far (call_function, call_method, call_module)."""

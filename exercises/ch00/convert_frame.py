@@ -46,7 +46,7 @@ from minidynamo.translator import InstructionTranslator
 from minidynamo.variables.ctx_manager import restoring_grad_mode
 from minidynamo.variables.nn_module import has_hooks
 from minidynamo.variables.functorch import restoring_transform_state
-from minidynamo.translator.breaks import RestartAnalysis, route_calls
+from minidynamo.translator.breaks import RequiresGradRestart, RestartAnalysis, route_calls
 
 
 def frame_locals(fn: types.FunctionType, args: tuple, kwargs: dict[str, Any]) -> dict[str, Any]:

@@ -32,11 +32,11 @@ import torch._guards
 import torch.fx
 from torch._dispatch.python import enable_python_dispatcher
 from torch._subclasses.fake_tensor import DataDependentOutputException, DynamicOutputShapeException, FakeTensorMode
-from torch.fx.experimental.symbolic_shapes import DimDynamic, ShapeEnv, free_symbols
+from torch.fx.experimental.symbolic_shapes import DimDynamic, ShapeEnv, compute_unbacked_bindings, free_symbols
 from minidynamo import logs
 from minidynamo.bytecode import Instruction, create_instruction
 from minidynamo.codegen import GRAPH_OUTPUT_LOCAL, PyCodegen, SharedPrefixes
-from minidynamo.exc import DATA_DEPENDENT_VALUE, EXCEPTION_IN_TRACED_CODE, BackendCompilerFailed, Unsupported, graph_break
+from minidynamo.exc import DATA_DEPENDENT_VALUE, EXCEPTION_IN_TRACED_CODE, REQUIRES_GRAD_RETURNED, BackendCompilerFailed, Unsupported, graph_break
 from minidynamo.guards import GuardSet
 from minidynamo.shapes import FrameSizes, float_tensor_source, is_symbolic, shape_env_source, symbolic_context
 from minidynamo.side_effects import SideEffects

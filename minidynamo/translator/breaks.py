@@ -109,6 +109,14 @@ class RestartAnalysis(Exception):
         self.error = error
 
 
+class RequiresGradRestart(RestartAnalysis):
+    """Trace the frame again, breaking at every `requires_grad_()` of a tensor made in
+    the graph (`OutputGraph.check_requires_grad` found one returned)."""
+
+    def __init__(self, error: Unsupported) -> None:
+        super().__init__(-1, error)
+
+
 @dataclass
 class ResumeFunctionMaker:
     """Called by the generated code with the frame's cells: the compiled resume function."""
@@ -343,7 +351,7 @@ class GraphBreakMixin:
     def finish_partial_graph(self: InstructionTranslator, codegen: PyCodegen,
                              error: Unsupported) -> None:
         """Compile the graph (its outputs are what the codegen loaded) and stop tracing."""
-        graph_call = self.output.call_graph(codegen.graph_outputs)
+        graph_call = self.output.finish_graph(codegen.graph_outputs)
         self.output_instructions = [*graph_call, *codegen.instructions]
         error.compiled_graph = self.output.compiled_graph is not None
 

@@ -28,6 +28,7 @@ import torch.fx
 
 from minidynamo.exc import (
     DATA_DEPENDENT_VALUE,
+    REQUIRES_GRAD_RETURNED,
     UNSUPPORTED_ATTRIBUTE,
     UNSUPPORTED_MUTATION,
     UNSUPPORTED_OPERATOR,
@@ -226,6 +227,8 @@ class TensorVariable(VariableTracker):
             graph_break(DATA_DEPENDENT_VALUE, f"Tensor.{name}() needs the tensor's data")
         if name == "retain_grad":  # a flag on the real tensor autograd reads at backward
             graph_break(UNSUPPORTED_MUTATION, "Tensor.retain_grad() in the compiled frame")
+        if name == "requires_grad_":
+            return self.requires_grad_(tx, args, kwargs)
         if name in ("__setattr__", "__delattr__"):  # x.data = y, x.grad = g, x.tag = 1
             what = args[0].as_python_constant() if args and args[0].is_python_constant() else "?"
             if name == "__setattr__" and what == "data" and len(args) == 2:
@@ -251,6 +254,34 @@ class TensorVariable(VariableTracker):
             sizes = self.sizes(tx, name)
             return sizes.call_method(tx, "__getitem__", args, {}) if args else sizes
         return tx.output.create_node(tx, "call_method", name, [self, *args], kwargs)
+
+    def requires_grad_(self, tx: Translator, args: Sequence[VariableTracker],
+                       kwargs: dict[str, VariableTracker]) -> VariableTracker:
+        """`t.requires_grad_()`, as torch.compile takes it: nothing to do when the tensor
+        already is so; an input of the graph changed breaks the graph (its real tensor is
+        the one to change); a tensor made in the graph gets a node, marked so that the
+        graph's outputs computed from it are found (`OutputGraph.check_requires_grad`):
+        a backend that traces autograd would return them without requires_grad. After
+        such a find, the frame is traced again and every one of these calls breaks."""
+        wanted = (args[0] if args else kwargs.get("requires_grad", constant(True))).realize()
+        if not wanted.is_python_constant():
+            graph_break(UNSUPPORTED_MUTATION, "Tensor.requires_grad_() with a value known "
+                        "only when the graph runs")
+        if bool(wanted.as_python_constant()) is self.example_value.requires_grad:
+            return self
+        if self.source is not None:
+            graph_break(UNSUPPORTED_MUTATION, "Tensor.requires_grad_() of an input of the graph")
+        if tx.output.break_on_requires_grad:
+            graph_break(REQUIRES_GRAD_RETURNED, "requires_grad_() on a tensor made in the graph, "
+                        "which the graph returns")
+        # allowed on a functional tensor only between these (a backend that traces the
+        # graph functionalizes it), as torch.compile's graph has it
+        allowed = torch._C._functorch.set_inplace_requires_grad_allowed
+        tx.output.create_node(tx, "call_function", allowed, [constant(True)], {}, keep=True)
+        result = tx.output.create_node(tx, "call_method", "requires_grad_", [self, *args], kwargs)
+        tx.output.create_node(tx, "call_function", allowed, [constant(False)], {}, keep=True)
+        result.node.meta["requires_grad_called"] = True
+        return result
 
     def sizes(self, tx: Translator, what: str) -> VariableTracker:
         """`x.size()` / `x.shape` (`what`: "size") or `x.stride()` ("stride"): a tuple of

@@ -23,7 +23,9 @@ from typing import TYPE_CHECKING, Any, Sequence
 
 import torch
 
-from minidynamo.exc import GLOBAL_SIDE_EFFECT, UNSUPPORTED_CALL, USER_GRAPH_BREAK, graph_break
+from minidynamo.exc import (
+    GLOBAL_SIDE_EFFECT, REQUIRES_GRAD_AT_CREATION, UNSUPPORTED_CALL, USER_GRAPH_BREAK, graph_break,
+)
 from minidynamo.trace_rules import IN_GRAPH, SKIP, torch_rule
 from minidynamo.variables.base import KnownFunctionVariable, VariableTracker
 from minidynamo.variables.functorch import call_transform_function, is_transform_function
@@ -212,5 +214,11 @@ class TorchFunctionVariable(KnownFunctionVariable):
             # a module made here (its `_parameters`), an optimizer would not see one
             graph_break(UNSUPPORTED_CALL, f"creating a {self.fn.__name__} in the compiled frame",
                         hint="Create parameters (and modules) outside the compiled function.")
+        wanted = kwargs.get("requires_grad")
+        if wanted is not None and wanted.is_python_constant() and wanted.as_python_constant():
+            # a leaf of autograd made in the graph: a backend that traces the graph's
+            # autograd would return it without requires_grad (torch.compile breaks too)
+            graph_break(REQUIRES_GRAD_AT_CREATION, f"torch.{name}(..., requires_grad=True)",
+                        hint="Create the tensor outside the compiled function.")
         return tx.output.create_node(tx, "call_function", RECORDED_AS.get(self.fn, self.fn),
                                      args, kwargs)

@@ -30,7 +30,7 @@ from minidynamo.translator import InstructionTranslator
 from minidynamo.variables.ctx_manager import restoring_grad_mode
 from minidynamo.variables.nn_module import has_hooks
 from minidynamo.variables.functorch import restoring_transform_state
-from minidynamo.translator.breaks import RestartAnalysis, route_calls
+from minidynamo.translator.breaks import RequiresGradRestart, RestartAnalysis, route_calls
 
 # defined next to the exercises in the package:
 from minidynamo.convert_frame import (
