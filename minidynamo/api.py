@@ -115,7 +115,7 @@ class OptimizedModule(torch.nn.Module):
         its hooks and its forward, is compiled frame by frame (three graphs for a pre
         hook, the forward and a hook); without hooks, that is its forward alone."""
         module = self._module
-        if type(module).__module__.startswith("torch.nn."):
+        if from_torch_nn(type(module)):
             frame = self.__dict__.get("_inline_frame")
             if frame is None:  # made once: a new function per call is a new binder per call
                 frame = self.__dict__["_inline_frame"] = wrap_inline(module)
@@ -174,6 +174,13 @@ class OptimizedModule(torch.nn.Module):
         if name in self.OWN_ATTRIBUTES or hasattr(type(self), name):
             return super().__delattr__(name)
         delattr(self._module, name)
+
+
+@functools.lru_cache(maxsize=256)
+def from_torch_nn(cls: type) -> bool:
+    """A class of torch.nn's own (called from a one-line frame compiled whole), asked
+    once per class: a compiled module asks on every call."""
+    return cls.__module__.startswith("torch.nn.")
 
 
 def user_forward(module: torch.nn.Module, args: tuple) -> tuple[types.FunctionType | None, tuple]:

@@ -43,12 +43,18 @@ MODULE_STATE = ("_parameters", "_buffers", "_modules")
 
 
 def has_hooks(module: torch.nn.Module) -> bool:
-    """Whether calling the module runs hooks around `forward`."""
-    own = (
-        module._forward_hooks, module._forward_pre_hooks, module._backward_hooks,
-        module._backward_pre_hooks,
-    )
-    return any(own) or any(global_module_hooks())
+    """Whether calling the module runs hooks around `forward` (asked on every call of a
+    compiled module: its own hook dicts read from its `__dict__`, which is quicker than
+    nn.Module's attribute lookup; a module that never ran `nn.Module.__init__` counts as
+    hooked, so that its own call, not a shortcut, runs)."""
+    own = module.__dict__
+    try:
+        if (own["_forward_hooks"] or own["_forward_pre_hooks"] or own["_backward_hooks"]
+                or own["_backward_pre_hooks"]):
+            return True
+    except KeyError:
+        return True
+    return any(global_module_hooks())
 
 
 # Containers whose slice is a new container of the same submodules.
