@@ -101,6 +101,25 @@ class PyCodegen:
             self.cached_objects[new_object.object_id] = self.store_temporary()
             self.made_empty.append(new_object)
 
+    def build_holding_itself(self, value: VariableTracker, empty: str,
+                             contents: Callable[[], None]) -> None:
+        """A container made while tracing that holds itself (`xs.append(xs)`): made empty
+        first (`empty`: BUILD_LIST or BUILD_MAP) and kept in a temporary, so that
+        rebuilding its items finds it there, then filled from a new container of its
+        contents (`contents` pushes it) by `refill`, which leaves it on the stack."""
+        self.append(empty, arg=0)
+        self.cached_objects[value.object_id] = kept = self.store_temporary()
+        self.load_callable(refill)
+        self.append("LOAD_FAST", argval=kept)
+        contents()
+        self.call_function(2)
+
+    def holds_itself(self, value: VariableTracker) -> bool:
+        """Whether rebuilding `value`'s items would reach `value` again."""
+        return value.object_id is not None and value.object_id in objects_reached(
+            [getattr(value, name) for name in value.children_fields],
+            self.output.side_effects.latest)
+
     def fill_new_objects(self) -> None:
         """The attributes and items of the objects `make_new_objects_first` made."""
         for new_object in self.made_empty:
@@ -211,6 +230,46 @@ def sources_read_by(values: Iterable[Any],
         elif not isinstance(value, TensorVariable):
             pending[:0] = [getattr(value, name) for name in value.children_fields]
     return list(found.values())
+
+
+def refill(container: Any, contents: Any) -> Any:
+    """`container`, made empty, given its contents (`PyCodegen.build_holding_itself`)."""
+    if isinstance(container, list):
+        container.extend(contents)
+    else:
+        container.update(contents)
+    return container
+
+
+def objects_reached(values: Iterable[Any],
+                    latest: Callable[[VariableTracker], VariableTracker]) -> set[int]:
+    """The object_ids of the objects made while tracing (no source) that rebuilding
+    `values` reaches, through the children of trackers without a source."""
+    found: set[int] = set()
+    seen: set[int] = set()
+    pending = list(values)
+    while pending:
+        value = pending.pop()
+        if isinstance(value, (list, tuple)):
+            pending.extend(value)
+            continue
+        if isinstance(value, dict):
+            pending.extend(value.values())
+            continue
+        if not isinstance(value, VariableTracker) or id(value) in seen:
+            continue
+        seen.add(id(value))
+        if isinstance(value, LazyVariableTracker):
+            if not value.is_realized():
+                continue
+            value = value.unwrap()
+        value = latest(value)
+        if value.source is not None or isinstance(value, (ConstantVariable, TensorVariable)):
+            continue
+        if value.object_id is not None:
+            found.add(value.object_id)
+        pending.extend(getattr(value, name) for name in value.children_fields)
+    return found
 
 
 def new_objects_reached(values: Iterable[Any],

@@ -317,16 +317,22 @@ def recompile(cache: FrameCache, fn: types.FunctionType, args: tuple, kwargs: di
         cache.skip = True
         return None
     except Exception as error:  # a bug in minidynamo, not in the user's code
-        if config.strict:
-            raise InternalError(f"minidynamo failed on {fn.__qualname__}: {error!r}") from error
-        name = fn.__qualname__
-        log.warning("minidynamo: internal error in %s, running it eagerly: %r", name, error)
-        counters["internal_errors"] += 1  # not skipped: a bug of ours is not hidden later
-        return None
+        return internal_error(fn, error)
     try:
         return add_entry(cache, fn, new_code, output, backend, fullgraph, owner, dynamic)
+    except Exception as error:  # the guards (torch's ShapeEnv on a NaN), the check function
+        return internal_error(fn, error)
     finally:
         output.cleanup()  # the trace's cycles, broken: its inputs are freed with the caller's
+
+
+def internal_error(fn: types.FunctionType, error: Exception) -> None:
+    """A bug in minidynamo, not in the user's code: raised in strict mode, else the frame
+    runs eagerly this time (not skipped: a bug of ours is not hidden later)."""
+    if config.strict:
+        raise InternalError(f"minidynamo failed on {fn.__qualname__}: {error!r}") from error
+    log.warning("minidynamo: internal error in %s, running it eagerly: %r", fn.__qualname__, error)
+    counters["internal_errors"] += 1
 
 
 def add_entry(cache: FrameCache, fn: types.FunctionType, new_code: types.CodeType,

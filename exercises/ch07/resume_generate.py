@@ -26,7 +26,7 @@ from types import CodeType
 from typing import Any, Sequence
 from minidynamo.bytecode import Instruction, InstructionExceptionEntry, assemble, create_instruction, scan, stack_depths
 from minidynamo.bytecode.analysis import instruction_indexes, successors
-from minidynamo.resume.blocks import Blocks, WithBlock, instruction_at
+from minidynamo.resume.blocks import Blocks, WithBlock, instruction_at, zero_argument_supers
 from minidynamo.resume.origins import ResumeError
 
 # defined next to the exercises in the package:

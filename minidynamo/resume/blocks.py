@@ -208,5 +208,20 @@ def live_locals_at(code: CodeType, offset: int) -> list[str]:
     code, offset = original_location(code, offset)
     instructions = scan(code)
     live = live_variables(instructions, instruction_at(instructions, offset))
+    if zero_argument_supers(code, instructions):  # `super()` reads the first local itself
+        live.add(code.co_varnames[0])
     shared = set(code.co_cellvars) | set(code.co_freevars)
     return [name for name in code.co_varnames if name in live and name not in shared]
+
+
+def zero_argument_supers(code: CodeType, instructions: list[Instruction]) -> list[Instruction]:
+    """The `LOAD_GLOBAL super` of each `super()` called without arguments, in a method
+    (a code with the `__class__` cell). CPython answers it from the frame: `__class__`
+    and the frame's *first* local, which in a resume function is a stack value; so the
+    resume code calls `super(__class__, self)` instead (`generate.explicit_super`), and
+    `self` is live wherever such a call may follow."""
+    if "__class__" not in code.co_freevars or not code.co_varnames:
+        return []
+    return [instruction for instruction, following in zip(instructions, instructions[1:])
+            if instruction.opname == "LOAD_GLOBAL" and instruction.argval == "super"
+            and following.opname == "PRECALL" and following.arg == 0]

@@ -37,7 +37,7 @@ from minidynamo.bytecode import (
     stack_depths,
 )
 from minidynamo.bytecode.analysis import instruction_indexes, successors
-from minidynamo.resume.blocks import Blocks, WithBlock, instruction_at
+from minidynamo.resume.blocks import Blocks, WithBlock, instruction_at, zero_argument_supers
 from minidynamo.resume.origins import ResumeError
 
 RESUME_PREFIX = "minidynamo_resume_in"   # co_name: minidynamo_resume_in_f_at_12
@@ -252,6 +252,30 @@ def reachable(instructions: list[Instruction], start: Instruction) -> list[Instr
     return [instruction for index, instruction in enumerate(instructions) if index in seen]
 
 
+def explicit_super(code: CodeType, body: list[Instruction]) -> list[Instruction]:
+    """`body` with each `super()` of a method made `super(__class__, <first local>)`
+    (`blocks.zero_argument_supers`): in the resume code the first local is not the
+    method's `self` or `cls`. The instructions are this generation's own (a fresh scan)."""
+    calls = {id(load) for load in zero_argument_supers(code, body)}
+    if not calls:
+        return body
+    first = code.co_varnames[0]
+    read_first = "LOAD_DEREF" if first in code.co_cellvars else "LOAD_FAST"
+    rewritten: list[Instruction] = []
+    for index, instruction in enumerate(body):
+        rewritten.append(instruction)
+        if id(instruction) in calls:
+            added = [create_instruction("LOAD_DEREF", argval="__class__"),
+                     create_instruction(read_first, argval=first)]
+            for new in added:
+                new.exn_tab_entry = instruction.exn_tab_entry
+                new.positions = instruction.positions
+            rewritten += added
+            precall, call = body[index + 1], body[index + 2]
+            precall.arg = precall.argval = call.arg = call.argval = 2
+    return rewritten
+
+
 def resume_line(code: CodeType, instructions: list[Instruction], target: Instruction) -> int:
     """The source line of `target` (or of the closest instruction before it that has one)."""
     index = instruction_indexes(instructions)[id(target)]
@@ -306,7 +330,7 @@ def generate_resume_code(code: CodeType, point: ResumePoint) -> tuple[CodeType, 
     check_stack(instructions, target, point)
     check_live_locals(code, point)
     prologue = build_prologue(code, Blocks(instructions), target, point)
-    body = reachable(instructions, target)
+    body = explicit_super(code, reachable(instructions, target))
     original_offsets = [instruction.offset for instruction in body]
     fields = resume_code_fields(code, point, resume_line(code, instructions, target))
     resume_code = assemble(prologue + body, code, **fields)

@@ -102,7 +102,7 @@ class ContainerHandlers:
 
     def DICT_MERGE(self: InstructionTranslatorBase, inst: Instruction) -> None:
         other = self.pop().realize()
-        target = self.stack[-inst.arg]
+        target = self.stack[-inst.arg].realize()  # lazy: a resume function's stack argument
         if not isinstance(other, ConstDictVariable):
             graph_break(UNSUPPORTED_OPERATOR, f"** unpacking of {other}")
         if repeated := set(other.items) & set(target.items):

@@ -79,7 +79,7 @@ def handle_exception(tx: InstructionTranslatorBase, raised: ObservedException) -
     exception = exception_of(raised)
     handled = tx.exc_info.topmost()
     if by_an_operation and handled is not None:  # raised while another is handled
-        exception = raised.value = exception.chained(context=handled)
+        exception = raised.value = chain(tx, exception, context=handled)
     del tx.stack[entry.depth:]
     if entry.lasti:
         tx.push(ConstantVariable(inst.offset))
@@ -98,8 +98,31 @@ def raise_exception(tx: InstructionTranslatorBase, exception: ExceptionVariable)
     its `__context__`, as in CPython."""
     handled = tx.exc_info.topmost()
     if handled is not None:
-        exception = exception.chained(context=handled)
+        exception = chain(tx, exception, context=handled)
     raise observed(exception)
+
+
+def chain(tx: InstructionTranslatorBase, exception: ExceptionVariable,
+          **links: VariableTracker) -> ExceptionVariable:
+    """`exception` with its `__cause__` or `__context__` set (`ExceptionVariable.chained`),
+    as a new version of the same object: every name of it sees the link (`err` after
+    `raise err`). A context whose own chain leads back to `exception` is cut there first,
+    as CPython's `_PyErr_SetObject` does (`raise a` inside a handler of a later one)."""
+    latest = tx.output.side_effects.latest
+    link = links.get("context")
+    while isinstance(link, ExceptionVariable) and link.object_id is not None and (
+            link.object_id != exception.object_id):
+        link = latest(link)
+        following = link.context
+        if following is not None and following.object_id == exception.object_id:
+            tx.output.side_effects.mutate(link.clone(context=None))
+            break
+        link = following
+    new = exception.chained(**{name: latest(value) for name, value in links.items()})
+    if new is exception or new.object_id is None:
+        return new
+    tx.output.side_effects.mutate(new)
+    return latest(new)
 
 
 def exception_matches(exception: VariableTracker, classes: VariableTracker) -> bool:
@@ -147,7 +170,7 @@ class ExceptionHandlers:
         exception = instantiate(self, self.pop())
         if cause is not None:  # `raise X from Y`: Y is X's __cause__ (None clears it)
             is_none = isinstance(cause, ConstantVariable) and cause.value is None
-            exception = exception.chained(cause=cause if is_none else instantiate(self, cause))
+            exception = chain(self, exception, cause=cause if is_none else instantiate(self, cause))
         raise_exception(self, exception)
 
     def WITH_EXCEPT_START(self: InstructionTranslatorBase, inst: Instruction) -> None:

@@ -18,6 +18,7 @@ Compare with TorchDynamo: `LOAD_FAST`, `STORE_FAST`, `LOAD_GLOBAL`,
 from __future__ import annotations
 
 import builtins
+import sys
 import types
 from typing import TYPE_CHECKING
 
@@ -185,11 +186,36 @@ def globals_source(self: InstructionTranslatorBase) -> Source:
     """The globals dict itself: `G`, or `__import__('mod').__dict__` for another module."""
     if self.f_globals is self.output.f_globals:
         return GlobalsSource()
-    return AttrSource(ImportSource(self.f_globals["__name__"]), "__dict__")
+    return AttrSource(ImportSource(imported_module_name(self.f_globals)), "__dict__")
 
 
 def global_source(self: InstructionTranslatorBase, name: str) -> Source:
     """`G['name']` in the compiled frame's module; `__import__('mod').name` elsewhere."""
     if self.f_globals is self.output.f_globals:
         return GlobalSource(name)
-    return AttrSource(ImportSource(self.f_globals["__name__"]), name)
+    return AttrSource(ImportSource(imported_module_name(self.f_globals)), name)
+
+
+def imported_module_name(f_globals: dict) -> str:
+    """The name under which `sys.modules` holds the module whose globals these are: how
+    the check function and the transformed code reach them. Usually its `__name__`; not
+    always (`_collections_abc` calls itself `collections.abc`, another module), so
+    `sys.modules` is searched then (once per dict). Code run with `exec` in a dict of its
+    own has no module to be reached by: a break."""
+    name = f_globals.get("__name__")
+    module = sys.modules.get(name) if isinstance(name, str) else None
+    if module is not None and getattr(module, "__dict__", None) is f_globals:
+        return name
+    known = _module_names.get(id(f_globals))
+    if known is not None and known[0] is f_globals:
+        return known[1]
+    for other_name, other in list(sys.modules.items()):
+        if getattr(other, "__dict__", None) is f_globals:
+            _module_names[id(f_globals)] = (f_globals, other_name)
+            return other_name
+    graph_break(UNSUPPORTED_PYTHON_FEATURE, "a global of a function whose globals are no "
+                "imported module's (code run with exec)")
+
+
+# globals dicts whose module is in sys.modules under another name than its __name__
+_module_names: dict[int, tuple[dict, str]] = {}

@@ -330,6 +330,8 @@ def truth_value(tx: Translator, value: VariableTracker) -> bool:
 
 def _len(tx: Translator, obj: VariableTracker) -> VariableTracker:
     if isinstance(obj, TensorVariable):
+        if obj.example_value.dim() == 0:
+            raise_observed(TypeError, "len() of a 0-d tensor")
         return ConstantVariable(len(obj.example_value))
     if isinstance(obj, ConstantVariable):  # `len('ab')`; `len(5)` raises TypeError
         return fold(len, [obj.value], {})

@@ -129,9 +129,16 @@ def constant(value: Any) -> VariableTracker:
     specialized symbol, `SymInt(3)`, is its number: `as_number`)."""
     value = as_number(value)
     if isinstance(value, tuple) and not isinstance(value, torch.Size):
-        from minidynamo.variables.lists import TupleVariable
+        from minidynamo.variables.lists import NamedTupleVariable, TupleVariable
 
-        return TupleVariable(tuple(constant(item) for item in value))
+        items = tuple(constant(item) for item in value)
+        if type(value) is tuple:
+            return TupleVariable(items)
+        if hasattr(type(value), "_fields") or hasattr(type(value), "n_sequence_fields"):
+            # `max(p, Point(0, 0))`, a namedtuple key: stays of its class
+            return NamedTupleVariable(items, tuple_class=type(value))
+        graph_break(UNSUPPORTED_VALUE, f"the {type(value).__name__} {value!r} is a tuple of "
+                    "a class of its own")
     if isinstance(value, torch.Size):
         from minidynamo.variables.lists import SizeVariable
 

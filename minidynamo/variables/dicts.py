@@ -149,6 +149,11 @@ class ConstDictVariable(VariableTracker):
                                                  key_changes=key_changes))
 
     def reconstruct(self, codegen: PyCodegen) -> None:
+        if self.dict_class is dict and codegen.holds_itself(self):  # `d['self'] = d`
+            return codegen.build_holding_itself(self, "BUILD_MAP", lambda: self.build(codegen))
+        self.build(codegen)
+
+    def build(self, codegen: PyCodegen) -> None:
         if self.dict_class is not dict:  # OrderedDict({...}) / defaultdict(factory, {...})
             codegen.load_callable(self.dict_class)
             if self.default_factory is not None:
@@ -339,6 +344,11 @@ class InstanceDictVariable(ConstDictVariable):
     @classmethod
     def of(cls, owner: VariableTracker) -> InstanceDictVariable:
         return cls({}, owner=owner)
+
+    def is_mutable(self) -> bool:
+        """A view of a mutable object: `vars(c)['k'] = 3` is a write to `c`, never folded
+        on a copy of its constant entries (the view itself has no object_id)."""
+        return True
 
     def mutated(self, tx: Translator, items: dict[Any, VariableTracker]) -> None:
         if not all(isinstance(name, str) for name in items):

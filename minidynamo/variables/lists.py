@@ -122,6 +122,11 @@ class BaseListVariable(VariableTracker):
         return self.clone(items=tuple(items), source=None, object_id=object_id)
 
     def reconstruct(self, codegen: PyCodegen) -> None:
+        if self.build_opname == "BUILD_LIST" and codegen.holds_itself(self):
+            return codegen.build_holding_itself(self, "BUILD_LIST", lambda: self.build(codegen))
+        self.build(codegen)
+
+    def build(self, codegen: PyCodegen) -> None:
         for item in self.items:
             codegen(item)
         codegen.append(self.build_opname, arg=len(self.items))

@@ -581,7 +581,15 @@ class UserDefinedObjectVariable(VariableTracker):
         return self.call_method(tx, "__next__", [], {})
 
     def unpack_var_sequence(self, tx: Translator) -> list[VariableTracker]:
-        return self.get_iterator(tx).unpack_var_sequence(tx)
+        """`list(obj)`, `*obj`: its iterator's items; a user iterator (`__iter__` returning
+        `self`, or another object with `__next__`) is run to its StopIteration."""
+        iterator = self.get_iterator(tx)
+        if not isinstance(iterator, UserDefinedObjectVariable):
+            return iterator.unpack_var_sequence(tx)
+        items, latest = [], tx.output.side_effects.latest
+        while (item := latest(iterator).next_variable(tx)) is not None:  # `__next__` writes it
+            items.append(item)
+        return items
 
     def reconstruct(self, codegen: PyCodegen) -> None:
         """A new object escapes: made empty by its builtin base's `__new__` (`make_empty`),

@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     from minidynamo.translator.base import InstructionTranslatorBase
 
 # defined next to the exercises in the package:
-from minidynamo.translator.exceptions import observed, raise_exception
+from minidynamo.translator.exceptions import chain, observed, raise_exception
 
 
 def handle_exception(tx: InstructionTranslatorBase, raised: ObservedException) -> None:
@@ -29,7 +29,7 @@ def handle_exception(tx: InstructionTranslatorBase, raised: ObservedException) -
     exception = exception_of(raised)
     handled = tx.exc_info.topmost()
     if by_an_operation and handled is not None:  # raised while another is handled
-        exception = raised.value = exception.chained(context=handled)
+        exception = raised.value = chain(tx, exception, context=handled)
     del tx.stack[entry.depth:]
     if entry.lasti:
         tx.push(ConstantVariable(inst.offset))
@@ -60,7 +60,7 @@ class ExceptionHandlers:
         exception = instantiate(self, self.pop())
         if cause is not None:  # `raise X from Y`: Y is X's __cause__ (None clears it)
             is_none = isinstance(cause, ConstantVariable) and cause.value is None
-            exception = exception.chained(cause=cause if is_none else instantiate(self, cause))
+            exception = chain(self, exception, cause=cause if is_none else instantiate(self, cause))
         raise_exception(self, exception)
 
     def PUSH_EXC_INFO(self: InstructionTranslatorBase, inst: Instruction) -> None:

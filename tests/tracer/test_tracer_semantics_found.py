@@ -1,0 +1,246 @@
+"""Python semantics that programs written to probe minidynamo found wrong (session 29),
+each compared with eager Python on the same calls, in strict mode (an internal error
+fails the test rather than running the frame eagerly):
+
+- zero-argument `super()` after a graph break in a method: the resume function's first
+  local is a stack value, not `self` (it calls `super(__class__, self)` now);
+- `f(**{'a': g(x)})` with a break inside `g`: the dict crossed the break lazily;
+- a list or dict that holds itself, returned: rebuilt without end;
+- a namedtuple through `max`, `min`, `sorted`, dict keys: came back a plain tuple;
+- `obj.__dict__['k'] = v` on an object made in the frame: dropped;
+- `list(obj)` of a class whose `__iter__` returns `self`: recursed without end;
+- a function whose globals are no imported module's (`exec`): KeyError;
+- `raise err` in a handler: `err.__context__` was set on a copy, not on `err`; `raise a`
+  inside a handler of a later exception kept a cycle CPython cuts;
+- `len()` of a 0-d tensor inside `try`: the TypeError escaped as an internal error;
+- an error of torch's ShapeEnv while making the guards reached the user.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import namedtuple
+
+import pytest
+import torch
+
+import minidynamo
+from minidynamo.testing import assert_same_value, strict_mode
+
+
+def same_as_eager(fn, *calls):
+    """Each call's result (or exception text) in eager and under minidynamo."""
+    minidynamo.reset()
+    compiled = minidynamo.compile(fn, backend="eager")
+    for make_args in calls:
+        expected = fn(*make_args())
+        with strict_mode():
+            got = compiled(*make_args())
+        assert_same_value(expected, got)
+
+
+class Base:
+    def f(self, t):
+        return t * 2
+
+    @classmethod
+    def g(cls, t):
+        return t * 3
+
+
+class Derived(Base):
+    def f(self, t):
+        torch._dynamo.graph_break()
+        return super().f(t) + 1
+
+    @classmethod
+    def g(cls, t):
+        torch._dynamo.graph_break()
+        return super().g(t) + 1
+
+    def h(self, t):
+        def me():
+            return self  # `self` is a cell here
+        torch._dynamo.graph_break()
+        return super().f(t) + me().f(t)
+
+
+def calls_super(x):
+    return Derived().f(x) + Derived.g(x) + Derived().h(x)
+
+
+def test_zero_argument_super_after_a_break():
+    same_as_eager(calls_super, lambda: (torch.ones(2),), lambda: (torch.full((2,), 2.0),))
+
+
+def scale(a, b=1, **kw):
+    return a * b + len(kw)
+
+
+def through_a_break(v):
+    torch._dynamo.graph_break()
+    return v
+
+
+def merged_across_a_break(x, n):
+    options = {"b": n}
+    return scale(**{"a": through_a_break(x)}) + scale(x, **options, w=through_a_break(2))
+
+
+def test_a_dict_merged_after_a_break():
+    same_as_eager(merged_across_a_break, lambda: (torch.ones(2), 3), lambda: (torch.ones(2), 4))
+
+
+def holds_itself(x):
+    items = [x * 2]
+    items.append(items)
+    table = {}
+    table["self"] = table
+    return items, table, items[1][0] + 1
+
+
+def test_a_container_that_holds_itself_is_returned():
+    minidynamo.reset()
+    with strict_mode():
+        items, table, total = minidynamo.compile(holds_itself)(torch.ones(2))
+    assert items[1] is items and table["self"] is table
+    assert torch.equal(items[0], torch.full((2,), 2.0)) and torch.equal(total, torch.full((2,), 3.0))
+
+
+Point = namedtuple("Point", "x y")
+
+
+def namedtuples_kept(x, p):
+    return (x + 1, max(p, Point(0, 0)), min(p, Point(9, 9)), list({p: 1})[0],
+            sorted({p, Point(1, 1)}), dict.fromkeys([p]).popitem())
+
+
+def test_a_namedtuple_stays_a_namedtuple():
+    same_as_eager(namedtuples_kept, lambda: (torch.ones(1), Point(2, 3)),
+                  lambda: (torch.ones(1), Point(-2, 3)))
+    minidynamo.reset()
+    with strict_mode():
+        result = minidynamo.compile(namedtuples_kept)(torch.ones(1), Point(2, 3))
+    assert all(type(value) is Point for value in result[1:4])
+
+
+class Slot:
+    k = 7
+
+    def __init__(self, v=3):
+        self.v = v
+
+
+def written_through_dict(x, n):
+    made = Slot()
+    made.__dict__["k"] = n
+    made.__dict__["v"] = n + 1
+    return x + 1, made.k, made.v, dict(vars(made))
+
+
+def test_a_write_through_the_dict_of_an_object_made_here():
+    same_as_eager(written_through_dict, lambda: (torch.ones(1), 3), lambda: (torch.ones(1), 5))
+
+
+class Count:
+    def __init__(self, n):
+        self.i, self.n = 0, n
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        if self.i >= self.n:
+            raise StopIteration
+        self.i += 1
+        return self.i
+
+
+def listed(x, n):
+    counter = Count(n)
+    return x * sum(list(counter)), counter.i
+
+
+def test_list_of_an_object_that_is_its_own_iterator():
+    same_as_eager(listed, lambda: (torch.ones(1), 3), lambda: (torch.ones(1), 4))
+
+
+EXECUTED: dict = {}
+exec("def doubled(v):\n    return v * len([1, 2])\n", EXECUTED)
+
+
+def calls_executed_code(x):
+    return EXECUTED["doubled"](x) + 1
+
+
+def test_a_function_made_by_exec_is_called():
+    same_as_eager(calls_executed_code, lambda: (torch.ones(1),))
+
+
+def context_of_the_raised(x):
+    err = ValueError("mine")
+    try:
+        try:
+            raise KeyError("k")
+        except KeyError:
+            raise err
+    except ValueError:
+        pass
+    return x + 1, repr(err.__context__)
+
+
+def cause_of_the_raised(x):
+    err = ValueError("mine")
+    try:
+        raise err from KeyError("c")
+    except ValueError:
+        pass
+    return x + 1, repr(err.__cause__), err.__suppress_context__
+
+
+def context_cycle_cut(x):
+    try:
+        try:
+            raise ValueError("a")
+        except ValueError as first:
+            try:
+                raise KeyError("b")
+            except KeyError:
+                raise first
+    except ValueError as caught:
+        return x + 1, repr(caught.__context__), repr(caught.__context__.__context__)
+
+
+@pytest.mark.parametrize("fn", [context_of_the_raised, cause_of_the_raised, context_cycle_cut])
+def test_exception_chaining_is_seen_by_every_name(fn):
+    same_as_eager(fn, lambda: (torch.ones(1),))
+
+
+def attempt(call):
+    try:
+        return call()
+    except Exception as error:  # noqa: BLE001
+        return f"{type(error).__name__}: {error}"
+
+
+def length_of_a_scalar(x):
+    return x + 1, attempt(lambda: len(x[0]))
+
+
+def test_len_of_a_0d_tensor_raises_in_the_traced_code():
+    same_as_eager(length_of_a_scalar, lambda: (torch.ones(2),))
+
+
+def infinite_product(x, a):
+    return x + 1, str(a * math.inf)
+
+
+def test_an_error_of_the_guards_runs_the_frame_eagerly(monkeypatch):
+    """torch's ShapeEnv asserts on a NaN while making the guards of a dynamic int times
+    infinity: an internal error, so (not in strict mode) the frame runs eagerly and the
+    answer is eager's; it reached the user before."""
+    monkeypatch.setattr(minidynamo.config, "strict", False)
+    minidynamo.reset()
+    compiled = minidynamo.compile(infinite_product, backend="eager")
+    for a in (7, -5, 2):
+        assert_same_value(infinite_product(torch.ones(1), a), compiled(torch.ones(1), a))
