@@ -28,7 +28,7 @@ Compare with TorchDynamo: `torch/_dynamo/codegen.py` (`PyCodegen.__call__`,
 from __future__ import annotations
 
 import builtins
-from typing import TYPE_CHECKING, Any, Callable, Iterable
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator
 
 import torch.fx
 
@@ -241,11 +241,10 @@ def refill(container: Any, contents: Any) -> Any:
     return container
 
 
-def objects_reached(values: Iterable[Any],
-                    latest: Callable[[VariableTracker], VariableTracker]) -> set[int]:
-    """The object_ids of the objects made while tracing (no source) that rebuilding
-    `values` reaches, through the children of trackers without a source."""
-    found: set[int] = set()
+def made_here_reached(values: Iterable[Any],
+                      latest: Callable[[VariableTracker], VariableTracker]) -> Iterator[Any]:
+    """The trackers made while tracing (no source; not a constant or a tensor) that
+    rebuilding `values` reaches, each newest version once, through their children."""
     seen: set[int] = set()
     pending = list(values)
     while pending:
@@ -266,42 +265,26 @@ def objects_reached(values: Iterable[Any],
         value = latest(value)
         if value.source is not None or isinstance(value, (ConstantVariable, TensorVariable)):
             continue
-        if value.object_id is not None:
-            found.add(value.object_id)
+        yield value
         pending.extend(getattr(value, name) for name in value.children_fields)
-    return found
+
+
+def objects_reached(values: Iterable[Any],
+                    latest: Callable[[VariableTracker], VariableTracker]) -> set[int]:
+    """The object_ids of the mutable objects made while tracing that rebuilding `values`
+    reaches."""
+    return {value.object_id for value in made_here_reached(values, latest)
+            if value.object_id is not None}
 
 
 def new_objects_reached(values: Iterable[Any],
                         latest: Callable[[VariableTracker], VariableTracker]) -> list[Any]:
     """The instances of user classes made while tracing (no source, no real object)
-    that rebuilding `values` reaches, through the children of trackers without a source."""
+    that rebuilding `values` reaches."""
     from minidynamo.variables.user_defined import UserDefinedObjectVariable
 
-    found: dict[int, VariableTracker] = {}
-    seen: set[int] = set()
-    pending = list(values)
-    while pending:
-        value = pending.pop()
-        if isinstance(value, (list, tuple)):
-            pending.extend(value)
-            continue
-        if isinstance(value, dict):
-            pending.extend(value.values())
-            continue
-        if not isinstance(value, VariableTracker) or id(value) in seen:
-            continue
-        seen.add(id(value))
-        if isinstance(value, LazyVariableTracker):
-            if not value.is_realized():
-                continue
-            value = value.unwrap()
-        value = latest(value)
-        if value.source is not None or isinstance(value, (ConstantVariable, TensorVariable)):
-            continue
-        if isinstance(value, UserDefinedObjectVariable) and value.value is None:
-            found[value.object_id] = value
-        pending.extend(getattr(value, name) for name in value.children_fields)
+    found = {value.object_id: value for value in made_here_reached(values, latest)
+             if isinstance(value, UserDefinedObjectVariable) and value.value is None}
     return list(found.values())
 
 
