@@ -262,6 +262,74 @@ def object_init(self: Any, /) -> None:
     return None
 
 
+# `a op b`: the method asked of the right operand when the left says NotImplemented,
+# and how Python words the TypeError when neither answers
+REFLECTED_OPERATORS = {
+    "__add__": ("__radd__", "+"), "__sub__": ("__rsub__", "-"), "__mul__": ("__rmul__", "*"),
+    "__truediv__": ("__rtruediv__", "/"), "__floordiv__": ("__rfloordiv__", "//"),
+    "__mod__": ("__rmod__", "%"), "__pow__": ("__rpow__", "** or pow()"),
+    "__matmul__": ("__rmatmul__", "@"), "__and__": ("__rand__", "&"),
+    "__or__": ("__ror__", "|"), "__xor__": ("__rxor__", "^"),
+    "__lshift__": ("__rlshift__", "<<"), "__rshift__": ("__rrshift__", ">>"),
+    "__lt__": ("__gt__", "<"), "__le__": ("__ge__", "<="), "__gt__": ("__lt__", ">"),
+    "__ge__": ("__le__", ">="), "__eq__": ("__eq__", "=="), "__ne__": ("__ne__", "!="),
+}
+
+
+def binary_operator(left: Any, right: Any, name: str, /) -> Any:
+    """`left op right` for an object of a user class on the left, as CPython's
+    `binary_op1` and `do_richcompare` run it: the right operand's reflected method first
+    when its class is a subclass of the left's that overrides it; then the left's
+    method; then the right's reflected one; each may say NotImplemented. If all do,
+    `==` and `!=` compare identity, anything else is a TypeError. (object's own
+    comparisons only ever say NotImplemented, or True for `==` of one object.)"""
+    reflected, symbol = REFLECTED_OPERATORS[name]
+    left_type, right_type = type(left), type(right)
+    forward = operator_method(left_type, name)
+    backward = operator_method(right_type, reflected) if right_type is not left_type else None
+    if backward is not None and issubclass(right_type, left_type) and (
+            backward is not getattr(left_type, reflected, None)):
+        result = backward(right, left)
+        if result is not NotImplemented:
+            return result
+        backward = None
+    if forward is not None:
+        result = forward(left, right)
+        if result is not NotImplemented:
+            return result
+    if backward is not None:
+        result = backward(right, left)
+        if result is not NotImplemented:
+            return result
+    if name == "__eq__":
+        return left is right
+    if name == "__ne__":
+        return left is not right
+    if symbol in ("<", "<=", ">", ">="):
+        raise TypeError(f"'{symbol}' not supported between instances of "
+                        f"'{left_type.__name__}' and '{right_type.__name__}'")
+    raise TypeError(f"unsupported operand type(s) for {symbol}: "
+                    f"'{left_type.__name__}' and '{right_type.__name__}'")
+
+
+def operator_method(cls: type, name: str) -> Any:
+    """The class's own method for an operator, None where object's answers NotImplemented
+    (object's `__eq__` but for one object, which `binary_operator` falls back to) and
+    `not_equal` where object's `__ne__` inverts the class's own `__eq__`."""
+    method = getattr(cls, name, None)
+    if method is not getattr(object, name, None):
+        return method
+    if name == "__ne__" and getattr(cls, "__eq__", None) is not object.__eq__:
+        return not_equal
+    return None
+
+
+def not_equal(self: Any, other: Any, /) -> Any:
+    """object.__ne__ of a class with its own `__eq__`: its answer inverted."""
+    result = type(self).__eq__(self, other)
+    return result if result is NotImplemented else not result
+
+
 def object_eq(self: Any, other: Any, /) -> Any:
     """object.__eq__, reached by `self == other` on a class without `__eq__` (a module,
     a plain object). Python's `==` asks `other` in turn when this says NotImplemented,

@@ -436,6 +436,12 @@ class UserDefinedObjectVariable(VariableTracker):
             return self.generic_setattr(tx, args[0].as_python_constant(), args[1])
         if name == "__delattr__" and self.cls.__delattr__ is object.__delattr__:
             return self.generic_delattr(tx, args[0].as_python_constant())
+        if name in polyfills.REFLECTED_OPERATORS and len(args) == 1 and not kwargs:
+            # an operator (`a + b`, `a < b`): Python's protocol, NotImplemented and all
+            from minidynamo.variables.functions import UserFunctionVariable
+
+            return UserFunctionVariable(polyfills.binary_operator).call_function(
+                tx, [self, args[0], ConstantVariable(name)], {})
         if _lookup_static(self.cls, name) is _MISSING:  # looked up on the class only
             if name in MISSING_SPECIAL_METHODS:
                 raise_observed(TypeError, MISSING_SPECIAL_METHODS[name].format(self.cls.__name__))

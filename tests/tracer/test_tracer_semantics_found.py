@@ -13,7 +13,9 @@ fails the test rather than running the frame eagerly):
 - `raise err` in a handler: `err.__context__` was set on a copy, not on `err`; `raise a`
   inside a handler of a later exception kept a cycle CPython cuts;
 - `len()` of a 0-d tensor inside `try`: the TypeError escaped as an internal error;
-- an error of torch's ShapeEnv while making the guards reached the user.
+- an error of torch's ShapeEnv while making the guards reached the user;
+- a user operator that returned NotImplemented gave NotImplemented (no reflected method,
+  no TypeError, no identity for `==`), and a subclass's reflected method was not first.
 """
 
 from __future__ import annotations
@@ -244,3 +246,56 @@ def test_an_error_of_the_guards_runs_the_frame_eagerly(monkeypatch):
     compiled = minidynamo.compile(infinite_product, backend="eager")
     for a in (7, -5, 2):
         assert_same_value(infinite_product(torch.ones(1), a), compiled(torch.ones(1), a))
+
+
+class Declines:
+    def __add__(self, other):
+        return NotImplemented
+
+    def __eq__(self, other):
+        return NotImplemented
+
+    __hash__ = None
+
+
+class Reflects:
+    def __radd__(self, other):
+        return "Reflects.__radd__"
+
+
+class Parent:
+    def __add__(self, other):
+        return "Parent.__add__"
+
+
+class Child(Parent):
+    def __radd__(self, other):
+        return "Child.__radd__"
+
+
+class Vec:
+    def __init__(self, v):
+        self.v = v
+
+    def __add__(self, other):
+        return Vec(self.v + other.v) if isinstance(other, Vec) else NotImplemented
+
+    def __eq__(self, other):
+        return isinstance(other, Vec) and self.v == other.v
+
+    __hash__ = None
+
+
+def operators(x):
+    """Python's operator protocol on user objects: NotImplemented, then the right
+    operand's reflected method (first when its class is a subclass of the left's), then
+    identity for `==`/`!=` or a TypeError; `!=` of a class with `__eq__` inverts it."""
+    declines = Declines()
+    return (x + 1, Declines() + Reflects(), declines == declines, Declines() != Declines(),
+            attempt(lambda: Declines() + 1), Parent() + Child(), (Vec(1) + Vec(2)).v,
+            attempt(lambda: Vec(1) + "a"), Vec(1) != Vec(1), Vec(1) != Vec(2),
+            attempt(lambda: Declines() < Declines()))
+
+
+def test_user_operators_follow_pythons_protocol():
+    same_as_eager(operators, lambda: (torch.ones(1),))
