@@ -59,6 +59,7 @@ from minidynamo.exc import (
     InternalError,
     Unsupported,
     graph_break,
+    without_frames,
 )
 from minidynamo.guards import CheckFunction
 from minidynamo.pinning import pinned_forms
@@ -159,10 +160,15 @@ def transform_code(
             if fullgraph or break_on_requires_grad:  # no break allowed, or one already
                 raise restart.error from None
             break_on_requires_grad = True
+            output.discard()  # this trace is dropped, and what it held
             continue
         except RestartAnalysis as restart:
-            break_points[restart.offset] = restart.error
+            break_points[restart.offset] = without_frames(restart.error)
+            output.discard()
             continue
+        except BaseException:  # the frame runs eagerly, or fullgraph raises: the same
+            output.discard()
+            raise
         new_code = assemble([*prologue(code), *tx.output_instructions], code)
         install_modules(new_code, fn.__globals__)
         return new_code, output
@@ -301,7 +307,7 @@ def recompile(cache: FrameCache, fn: types.FunctionType, args: tuple, kwargs: di
         if fullgraph:
             report_graph_break(fn, error, "raising it (fullgraph=True)")
             raise
-        report_graph_break(fn, error, "running it eagerly", level=logging.WARNING)
+        report_graph_break(fn, without_frames(error), "running it eagerly", level=logging.WARNING)
         counters["frames_run_eagerly"] += 1
         cache.skip = True  # as TorchDynamo skips a frame it could not convert, but
         cache.native_code = natively_with_callees_compiled(fn, backend, fullgraph, dynamic)
@@ -472,8 +478,9 @@ def report_graph_break(
     counters["graph_breaks"] += 1
     for listener in break_listeners:
         listener(error)
-    log.log(level, "minidynamo: graph break in %s, %s.\n%s", fn.__qualname__, outcome, error)
-    graph_breaks_log.debug("%s", error)
+    # the text, not the error: a handler that keeps records would keep its traceback
+    log.log(level, "minidynamo: graph break in %s, %s.\n%s", fn.__qualname__, outcome, str(error))
+    graph_breaks_log.debug("%s", str(error))
 
 
 def report_compiled_frame(fn: types.FunctionType, output: OutputGraph) -> None:

@@ -414,6 +414,20 @@ def graph_break(kind: BreakKind, reason: str, *, hint: str | None = None) -> NoR
     raise Unsupported(kind, reason, hint or kind.hint)
 
 
+def without_frames(error: BaseException) -> BaseException:
+    """`error`, and the exceptions it was raised from, without their tracebacks. A break
+    kept past its trace (for the next trace, as the entry's break reason, in a log
+    record) would hold the trace's frames, and through the translator every input it
+    read, in a cycle only the garbage collector frees: a generator of the user's ran its
+    `finally` late."""
+    chained, seen = error, set()
+    while chained is not None and id(chained) not in seen:
+        seen.add(id(chained))
+        chained.__traceback__ = None
+        chained = chained.__cause__ or chained.__context__
+    return error
+
+
 def catalogue_markdown() -> str:
     """The graph-break catalogue as a Markdown page (chapter 6): one section per kind.
 

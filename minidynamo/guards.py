@@ -244,6 +244,12 @@ class GuardSet:
     def __iter__(self):
         return iter(self.guards)
 
+    def clear(self) -> None:
+        self.guards.clear()
+        self._seen.clear()
+        self.owners.clear()
+        self._types.clear()
+
     def __len__(self) -> int:
         return len(self.guards)
 

@@ -192,6 +192,14 @@ class OutputGraph:
         self.translators.clear()
         self.suspended_generators.clear()
         self.side_effects.clear()
+        for guard in self.guards:  # the check function is built: the values it read go
+            guard.instance = guard.tensor = None
+
+    def discard(self) -> None:
+        """A trace that makes no entry (traced again, or the frame runs eagerly): its
+        guards go too, with the objects they refer to."""
+        self.cleanup()
+        self.guards.clear()
 
     def finish_guards(self) -> GuardSet:
         """The frame's guards, with the ones about identity: an object found at two sources

@@ -276,8 +276,12 @@ REFLECTED_OPERATORS = {
 }
 
 
+# the builtin number types, whose operator methods decline any operand not a number
+NUMBERS = (bool, int, float, complex)
+
+
 def binary_operator(left: Any, right: Any, name: str, /) -> Any:
-    """`left op right` for an object of a user class on the left, as CPython's
+    """`left op right` for an object of a user class on either side, as CPython's
     `binary_op1` and `do_richcompare` run it: the right operand's reflected method first
     when its class is a subclass of the left's that overrides it; then the left's
     method; then the right's reflected one; each may say NotImplemented. If all do,
@@ -286,6 +290,8 @@ def binary_operator(left: Any, right: Any, name: str, /) -> Any:
     reflected, symbol = REFLECTED_OPERATORS[name]
     left_type, right_type = type(left), type(right)
     forward = operator_method(left_type, name)
+    if left_type in NUMBERS and not issubclass(right_type, NUMBERS):
+        forward = None  # `2 * obj`: int's methods say NotImplemented to other types
     backward = operator_method(right_type, reflected) if right_type is not left_type else None
     if backward is not None and issubclass(right_type, left_type) and (
             backward is not getattr(left_type, reflected, None)):

@@ -36,7 +36,7 @@ from minidynamo.bytecode import Instruction, assemble, scan
 from minidynamo.bytecode.opcodes import SUSPENDS
 from minidynamo.cache import CacheEntry, FrameCache, cache_of
 from minidynamo.constant_tuples import constant_tuples
-from minidynamo.exc import BREAK_AT_A_STATEMENT_BOUNDARY, UNSUPPORTED_PYTHON_FEATURE, BackendCompilerFailed, FailOnRecompileLimitHit, InternalError, Unsupported, graph_break
+from minidynamo.exc import BREAK_AT_A_STATEMENT_BOUNDARY, UNSUPPORTED_PYTHON_FEATURE, BackendCompilerFailed, FailOnRecompileLimitHit, InternalError, Unsupported, graph_break, without_frames
 from minidynamo.guards import CheckFunction
 from minidynamo.pinning import pinned_forms
 from minidynamo.logs import graph_breaks_log, guards_log, log, recompiles_log, recompiles_verbose_log

@@ -57,6 +57,29 @@ def containers(x, y):
     return pair[1] + xs[2] * len(xs) + twice[0] - table["a"], found
 
 
+class Scale:
+    """A user class with a method and its reflected twin: `s * 4` and `2 * s` differ."""
+
+    def __init__(self, k):
+        self.k = k
+
+    def __mul__(self, other):
+        return other * self.k
+
+    def __rmul__(self, other):
+        return other - self.k
+
+    def __gt__(self, other):
+        return self.k > other
+
+
+def user_objects(x, y):
+    """Rule 3 for an object of a user class: its own method on the left (`s * 4`); with a
+    number on the left, its reflected method (`2 * s` is `s.__rmul__(2)`: int's declines)."""
+    s = Scale(3)
+    return x * (s * 4) + y * (2 * s), 5 < s
+
+
 def g(x):
     """Seed 001: folding, unrolling, a list that never reaches the graph, `sum` inlined."""
     scale = 2

@@ -32,8 +32,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 import torch
 from minidynamo import polyfills
-from minidynamo.resume.origins import resume_origin
-from minidynamo.exc import DATA_DEPENDENT_BRANCH, DATA_DEPENDENT_VALUE, EXCEPTION_IN_TRACED_CODE, UNSUPPORTED_BUILTIN, UNSUPPORTED_CALL, UNSUPPORTED_OPERATOR, UNSUPPORTED_PYTHON_FEATURE, ObservedException, graph_break, raise_observed
+from minidynamo.resume.origins import original_code
+from minidynamo.exc import DATA_DEPENDENT_BRANCH, DATA_DEPENDENT_VALUE, UNSUPPORTED_BUILTIN, UNSUPPORTED_CALL, UNSUPPORTED_OPERATOR, UNSUPPORTED_PYTHON_FEATURE, ObservedException, graph_break, raise_observed
 from minidynamo.variables.base import KnownFunctionVariable, VariableTracker, call_checked, constant_values, method_handler_name, new_object_id
 from minidynamo.variables.constant import ConstantVariable, constant, fold, fold_value, is_constant_value
 from minidynamo.variables.deepcopy import deepcopy
@@ -44,6 +44,7 @@ from minidynamo.variables.keys import is_constant_key, real_object
 from minidynamo.variables.iterators import LazyBuiltinIteratorVariable
 from minidynamo.variables.lists import BaseListVariable, ListVariable, RangeVariable, SliceVariable, TupleVariable, sorted_items
 from minidynamo.variables.numpy import is_ndarray_operation, ndarray_operator
+from minidynamo.variables.super_lookup import call_super
 from minidynamo.variables.sym_node import SymNodeVariable, specialized
 from minidynamo.variables.tensor import TensorVariable
 if TYPE_CHECKING:

@@ -93,3 +93,10 @@ def original_location(code: CodeType, offset: int) -> tuple[CodeType, int]:
         raise ResumeError(f"offset {offset} of {code.co_name} is in its prologue; a "
                           "resume function can only be resumed in the original code")
     return origin.code, origin.offsets[offset]
+
+
+def original_code(code: CodeType) -> CodeType:
+    """The code a resume function continues (repeatedly, for a resume of a resume)."""
+    while (origin := resume_origin(code)) is not None and origin.code is not None:
+        code = origin.code
+    return code

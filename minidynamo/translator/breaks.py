@@ -67,6 +67,7 @@ from minidynamo.exc import (
     UNSUPPORTED_PYTHON_FEATURE,
     Unsupported,
     graph_break,
+    without_frames,
 )
 from minidynamo.resume import ResumeError, live_locals_at, original_location, resume_cache
 from minidynamo.resume.blocks import WITH_HANDLER, Blocks
@@ -316,7 +317,7 @@ class GraphBreakMixin:
         What follows reads first and writes after (codegen.py): `store_state` reads the
         stack and the live locals into temporaries, then `write_back` replays the side
         effects and fills the frame's cells."""
-        self.output.break_reason = error
+        self.output.break_reason = without_frames(error)
         exit_blocks(self)  # the graph hands back the grad mode it was called with
         codegen = PyCodegen(self.output)
         self.load_own_cells(codegen)

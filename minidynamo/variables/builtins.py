@@ -37,11 +37,10 @@ from typing import TYPE_CHECKING, Any, Callable, Sequence
 import torch
 
 from minidynamo import polyfills
-from minidynamo.resume.origins import resume_origin
+from minidynamo.resume.origins import original_code
 from minidynamo.exc import (
     DATA_DEPENDENT_BRANCH,
     DATA_DEPENDENT_VALUE,
-    EXCEPTION_IN_TRACED_CODE,
     UNSUPPORTED_BUILTIN,
     UNSUPPORTED_CALL,
     UNSUPPORTED_OPERATOR,
@@ -78,6 +77,7 @@ from minidynamo.variables.lists import (
     sorted_items,
 )
 from minidynamo.variables.numpy import is_ndarray_operation, ndarray_operator
+from minidynamo.variables.super_lookup import call_super
 from minidynamo.variables.sym_node import SymNodeVariable, specialized
 from minidynamo.variables.tensor import TensorVariable
 
@@ -241,9 +241,30 @@ def call_operator(tx: Translator, fn: Callable[..., Any], args: list[Variable]) 
     receiver, rest = args[0], args[1:]
     if dunder in IN_PLACE_FALLBACK and not hasattr(receiver, method_handler_name(dunder)):
         dunder = IN_PLACE_FALLBACK[dunder]
-    if not hasattr(receiver, method_handler_name(dunder)) and fn is operator.mul:
+    if dunder in polyfills.REFLECTED_OPERATORS and is_number(receiver) and user_object(args[1]):
+        # 2 * obj: a number's method declines an object of a user class; Python then
+        # asks the object's reflected method (`obj.__rmul__(2)`), traced as plain Python
+        from minidynamo.variables.functions import UserFunctionVariable
+
+        return UserFunctionVariable(polyfills.binary_operator).call_function(
+            tx, [receiver, args[1], ConstantVariable(dunder)], {})
+    if fn is operator.mul and not hasattr(receiver, method_handler_name(dunder)) and hasattr(
+            args[1], method_handler_name(dunder)):
         receiver, rest = args[1], args[:1]  # 3 * [x]: int has no list rule, list has
     return receiver.call_method(tx, dunder, rest, {})
+
+
+def is_number(value: VariableTracker) -> bool:
+    """Whether `value` is a constant of a builtin number type (a bool, an int, a float)."""
+    return isinstance(value, ConstantVariable) and type(value.value) in polyfills.NUMBERS
+
+
+def user_object(value: VariableTracker) -> bool:
+    """Whether `value` is an object of a user class that is not itself a number."""
+    from minidynamo.variables.user_defined import UserDefinedObjectVariable
+
+    return isinstance(value, UserDefinedObjectVariable) and not issubclass(
+        value.python_type(), polyfills.NUMBERS)
 
 
 def symbol_operator(tx: Translator, fn: Callable[..., Any], args: list[Variable]) -> Variable:
@@ -620,12 +641,16 @@ def _numeric_conversion(python_type: type) -> Callable[..., VariableTracker]:
         if any(isinstance(arg, TensorVariable) for arg in args):
             what = f"{python_type.__name__}(tensor) needs the tensor's data"
             graph_break(DATA_DEPENDENT_VALUE, what)
-        if python_type is int and len(args) == 1 and isinstance(args[0], SymNodeVariable) and (
-                args[0].python_type() is int):
-            return args[0]  # int(s77) is s77
-        if any(isinstance(arg, SymNodeVariable) for arg in args):  # float(s77), str(s77):
-            args = [constant(arg.as_python_constant()) if isinstance(arg, SymNodeVariable)
-                    else arg for arg in args]  # the value, specialized
+        if len(args) == 1 and isinstance(args[0], SymNodeVariable) and python_type in (int, float):
+            # int(s77) is s77; float(s77) and int(s77 * 1.5) stay symbols, as nodes
+            if args[0].python_type() is python_type:
+                return args[0]
+            convert = torch.sym_float if python_type is float else torch.sym_int
+            return tx.output.create_node(tx, "call_function", convert, args, {})
+        if any(isinstance(arg, SymNodeVariable) for arg in args):
+            # str(s77): torch.compile breaks here, and a specialized value would be wrong
+            # where sympy's arithmetic is not IEEE's: str(-2.0 * 0.0) is '-0.0'
+            graph_break(UNSUPPORTED_BUILTIN, f"{python_type.__name__}() of a dynamic number {args}")
         values = constant_values(args)
         if values is None and python_type is str and len(args) == 1:
             return args[0].call_method(tx, "__str__", [], {})  # str(e) of an exception, ...
@@ -714,13 +739,6 @@ def _vars(tx: Translator, *args: VariableTracker) -> VariableTracker:
     raise_observed(TypeError, "vars() argument must have __dict__ attribute")
 
 
-def original_code(code: types.CodeType) -> types.CodeType:
-    """The code a resume function continues (repeatedly, for a resume of a resume)."""
-    while (origin := resume_origin(code)) is not None and origin.code is not None:
-        code = origin.code
-    return code
-
-
 def _dir(tx: Translator, *args: VariableTracker) -> VariableTracker:
     """`dir()`: the sorted names of `locals()`; `dir(obj)` is not traced."""
     if args:
@@ -740,21 +758,6 @@ def _build_class(tx: Translator, *args: VariableTracker, **kwargs: VariableTrack
     graph_break(UNSUPPORTED_BUILTIN, "a class statement: the class is made natively")
 
 
-def _super(tx: Translator, *args: VariableTracker) -> VariableTracker:
-    """super() in a method: the class from the `__class__` cell, the object from the first
-    argument."""
-    from minidynamo.variables.super_lookup import SuperVariable
-
-    if args:
-        owner, obj = args
-        return SuperVariable(owner.as_python_constant(), obj)
-    if "__class__" not in tx.cells or not tx.code.co_varnames:
-        graph_break(EXCEPTION_IN_TRACED_CODE, "super(): no arguments outside a method")
-    first = tx.code.co_varnames[0]
-    obj = tx.cells[first].contents if first in tx.cells else tx.symbolic_locals[first]
-    return SuperVariable(tx.cells["__class__"].contents.as_python_constant(), obj)
-
-
 BUILTIN_HANDLERS: dict[Callable[..., Any], Callable[..., VariableTracker]] = {
     len: _len, isinstance: _isinstance, callable: _callable, type: _type,
     getattr: _getattr, hasattr: _hasattr, setattr: _setattr, delattr: _delattr,
@@ -766,7 +769,7 @@ BUILTIN_HANDLERS: dict[Callable[..., Any], Callable[..., VariableTracker]] = {
     operator.is_: _is, operator.is_not: _is_not, abs: _abs, id: _id,
     min: functools.partial(_min_max, pick=min), max: functools.partial(_min_max, pick=max),
     int: _numeric_conversion(int), float: _numeric_conversion(float),
-    str: _numeric_conversion(str), repr: _repr, format: _format, print: _print, super: _super,
+    str: _numeric_conversion(str), repr: _repr, format: _format, print: _print, super: call_super,
     builtins.__build_class__: _build_class,
     locals: _locals, vars: _vars, dir: _dir, copy.deepcopy: deepcopy,
     functools.partial: partial, tuple.__new__: tuple_new, object.__new__: object_new,

@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from minidynamo.exc import raise_observed
+from minidynamo.exc import EXCEPTION_IN_TRACED_CODE, graph_break, raise_observed
 from minidynamo.guards import constant_guard_kind
 from minidynamo.sources import AttrSource, GetItemSource, Source
 from minidynamo.variables.base import VariableTracker
@@ -80,3 +80,16 @@ def guard_class_entry(tx: Translator, on_type: Source | None, index: int, klass:
     kind = constant_guard_kind(value) if isinstance(value, (int, float, str, bool, type(None))) \
         else "ID_MATCH"
     tx.output.guards.add(kind, GetItemSource(namespace, name), value)
+
+
+def call_super(tx: Translator, *args: VariableTracker) -> VariableTracker:
+    """super() in a method: the class from the `__class__` cell, the object from the first
+    argument."""
+    if args:
+        owner, obj = args
+        return SuperVariable(owner.as_python_constant(), obj)
+    if "__class__" not in tx.cells or not tx.code.co_varnames:
+        graph_break(EXCEPTION_IN_TRACED_CODE, "super(): no arguments outside a method")
+    first = tx.code.co_varnames[0]
+    obj = tx.cells[first].contents if first in tx.cells else tx.symbolic_locals[first]
+    return SuperVariable(tx.cells["__class__"].contents.as_python_constant(), obj)

@@ -18,8 +18,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 import torch
 from minidynamo import polyfills
-from minidynamo.resume.origins import resume_origin
-from minidynamo.exc import DATA_DEPENDENT_BRANCH, DATA_DEPENDENT_VALUE, EXCEPTION_IN_TRACED_CODE, UNSUPPORTED_BUILTIN, UNSUPPORTED_CALL, UNSUPPORTED_OPERATOR, UNSUPPORTED_PYTHON_FEATURE, ObservedException, graph_break, raise_observed
+from minidynamo.resume.origins import original_code
+from minidynamo.exc import DATA_DEPENDENT_BRANCH, DATA_DEPENDENT_VALUE, UNSUPPORTED_BUILTIN, UNSUPPORTED_CALL, UNSUPPORTED_OPERATOR, UNSUPPORTED_PYTHON_FEATURE, ObservedException, graph_break, raise_observed
 from minidynamo.variables.base import KnownFunctionVariable, VariableTracker, call_checked, constant_values, method_handler_name, new_object_id
 from minidynamo.variables.constant import ConstantVariable, constant, fold, fold_value, is_constant_value
 from minidynamo.variables.deepcopy import deepcopy
@@ -30,6 +30,7 @@ from minidynamo.variables.keys import is_constant_key, real_object
 from minidynamo.variables.iterators import LazyBuiltinIteratorVariable
 from minidynamo.variables.lists import BaseListVariable, ListVariable, RangeVariable, SliceVariable, TupleVariable, sorted_items
 from minidynamo.variables.numpy import is_ndarray_operation, ndarray_operator
+from minidynamo.variables.super_lookup import call_super
 from minidynamo.variables.sym_node import SymNodeVariable, specialized
 from minidynamo.variables.tensor import TensorVariable
 if TYPE_CHECKING:
@@ -38,8 +39,8 @@ if TYPE_CHECKING:
 # defined next to the exercises in the package:
 from minidynamo.variables.builtins import (
     BUILTIN_HANDLERS, CLASS_FACTORIES, CONTAINER_OPERATORS, IN_PLACE_FALLBACK,
-    OPERATOR_DUNDERS, POLYFILLS, SUBSCRIPTED_CONTAINERS, Variable, is_pure,
-    symbol_operator, tensor_operator,
+    OPERATOR_DUNDERS, POLYFILLS, SUBSCRIPTED_CONTAINERS, Variable, is_number, is_pure,
+    symbol_operator, tensor_operator, user_object,
 )
 
 
@@ -63,7 +64,15 @@ def call_operator(tx: Translator, fn: Callable[..., Any], args: list[Variable]) 
     receiver, rest = args[0], args[1:]
     if dunder in IN_PLACE_FALLBACK and not hasattr(receiver, method_handler_name(dunder)):
         dunder = IN_PLACE_FALLBACK[dunder]
-    if not hasattr(receiver, method_handler_name(dunder)) and fn is operator.mul:
+    if dunder in polyfills.REFLECTED_OPERATORS and is_number(receiver) and user_object(args[1]):
+        # 2 * obj: a number's method declines an object of a user class; Python then
+        # asks the object's reflected method (`obj.__rmul__(2)`), traced as plain Python
+        from minidynamo.variables.functions import UserFunctionVariable
+
+        return UserFunctionVariable(polyfills.binary_operator).call_function(
+            tx, [receiver, args[1], ConstantVariable(dunder)], {})
+    if fn is operator.mul and not hasattr(receiver, method_handler_name(dunder)) and hasattr(
+            args[1], method_handler_name(dunder)):
         receiver, rest = args[1], args[:1]  # 3 * [x]: int has no list rule, list has
     return receiver.call_method(tx, dunder, rest, {})
 

@@ -232,6 +232,18 @@ def at_least_three(x, n):
     return x.new_zeros(max(n, 3))
 
 
+def float_of_an_int(x, n):
+    return x + float(n)  # torch.sym_float(n): a node, not a specialized 3.0
+
+
+def int_of_a_float(x, s):
+    return x + int(s * 1.5)  # torch.sym_int
+
+
+def text_of_a_float(x, s):
+    return x + 1, str(s * 0.0)  # a graph break: sympy's 0.0 has no sign, str(-0.0) has
+
+
 CASES = [
     Case("a_size_changes", double, sizes((3,), (3,), (5,), (7,), (3,)), compiles=[1, 0, 1, 0, 0]),
     Case("sizes_0_and_1_are_specialized", double, sizes((1,), (2,), (3,), (1,), (0,), (4,))),
@@ -285,6 +297,12 @@ CASES = [
          compiles=[1, 1, 0, 0, 0]),
     Case("max_of_a_symbol", at_least_three, [lambda n=n: (t(2), n) for n in (4, 5, 6, 2)],
          compiles=[1, 1, 0, 0]),
+    Case("float_of_a_dynamic_int", float_of_an_int, [lambda n=n: (t(2), n) for n in (2, 3, 4, -5)],
+         compiles=[1, 1, 0, 0]),
+    Case("int_of_a_dynamic_float", int_of_a_float,
+         [lambda s=s: (t(2), s) for s in (2.0, 3.0, 4.5, -5.0)], compiles=[1, 1, 0, 0]),
+    Case("str_of_a_dynamic_float", text_of_a_float,
+         [lambda s=s: (t(2), s) for s in (1.5, 2.5, -3.5, -1.0)]),
     Case("dynamic_false_stays_static", double, sizes((3,), (5,), (7,)), dynamic=False,
          compiles=[1, 1, 1]),
     Case("dynamic_true_from_the_first_call", double, sizes((3,), (5,), (1,), (7,)),

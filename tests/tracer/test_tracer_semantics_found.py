@@ -16,10 +16,15 @@ fails the test rather than running the frame eagerly):
 - an error of torch's ShapeEnv while making the guards reached the user;
 - a user operator that returned NotImplemented gave NotImplemented (no reflected method,
   no TypeError, no identity for `==`), and a subclass's reflected method was not first.
+- `2 * obj` called `obj.__mul__`: a number on the left of a user object now asks the
+  object's reflected method.
+- a generator given to a callee that breaks ran its `finally` at the next garbage
+  collection, not when the frame returned.
 """
 
 from __future__ import annotations
 
+import gc
 import math
 from collections import namedtuple
 
@@ -27,7 +32,7 @@ import pytest
 import torch
 
 import minidynamo
-from minidynamo.testing import assert_same_value, strict_mode
+from minidynamo.testing import assert_same_value, compare_with_torch, strict_mode
 
 
 def same_as_eager(fn, *calls):
@@ -299,3 +304,66 @@ def operators(x):
 
 def test_user_operators_follow_pythons_protocol():
     same_as_eager(operators, lambda: (torch.ones(1),))
+
+
+class Scaled:
+    """An object with reflected methods only: `2 * obj` is `obj.__rmul__(2)`."""
+
+    def __mul__(self, other):
+        return ("Scaled.__mul__", other)
+
+    def __rmul__(self, other):
+        return ("Scaled.__rmul__", other)
+
+    def __gt__(self, other):
+        return ("Scaled.__gt__", other)
+
+
+def number_on_the_left(x):
+    """A number on the left of a user object: int's and float's methods decline it, so
+    Python asks the object's reflected method (`2 * obj` used to call `obj.__mul__`, and
+    `obj * 4` asked `int.__mul__`)."""
+    return (x + 1, Scaled() * 4, 2 * Scaled(), 2.5 * Scaled(), True * Scaled(), 2 + Reflects(),
+            2 < Scaled(), 2 == Declines(), 2 != Declines(), attempt(lambda: 1 - Scaled()))
+
+
+def test_a_number_on_the_left_asks_the_objects_reflected_method():
+    same_as_eager(number_on_the_left, lambda: (torch.ones(1),))
+    comparison = compare_with_torch(number_on_the_left, torch.ones(1))
+    assert comparison.ok, comparison.report()
+
+
+def counting_to_two(log):
+    try:
+        yield 1
+        yield 2
+    finally:
+        log.append("closed")
+
+
+def breaks_then_advances(generator):
+    torch._dynamo.graph_break()
+    return next(generator)
+
+
+def hands_a_generator_over(x, log):
+    generator = counting_to_two(log)
+    value = breaks_then_advances(generator)
+    log.append("returning")
+    return x + value
+
+
+def test_a_generator_given_to_a_breaking_callee_closes_when_the_frame_returns():
+    """The break's error, kept for the next trace, held the first trace's frames in its
+    traceback, and through them the generator: its `finally` ran at the next garbage
+    collection instead of when the frame returned."""
+    minidynamo.reset()
+    compiled = minidynamo.compile(hands_a_generator_over, backend="eager")
+    gc.disable()
+    try:
+        for _ in range(2):
+            log = []
+            compiled(torch.ones(1), log)
+            assert log == ["returning", "closed"]
+    finally:
+        gc.enable()

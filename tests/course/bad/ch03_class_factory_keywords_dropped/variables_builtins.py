@@ -39,9 +39,9 @@ def call_operator(tx: Translator, fn: Callable[..., Any], args: list[Variable]) 
         # `xs[0]`: the item itself, still lazy; asking whether `xs` folds would make its
         # first tensor a graph input (TorchDynamo's getitem handler does not ask either).
         return args[0].call_method(tx, "__getitem__", args[1:], {})
-    values = constant_values(args)
-    if values is not None and not any(arg.is_mutable() for arg in args):
-        return fold(fn, values, {})  # rule 1: constants fold
+    # rule 1: constants fold; a mutable object never does (`"a" in d` would read all of d)
+    if not any(arg.is_mutable() for arg in args) and (values := constant_values(args)) is not None:
+        return fold(fn, values, {})
     if isinstance(args[0], TensorVariable) or (
         fn not in CONTAINER_OPERATORS and any(isinstance(arg, TensorVariable) for arg in args)
     ):
@@ -53,7 +53,15 @@ def call_operator(tx: Translator, fn: Callable[..., Any], args: list[Variable]) 
     receiver, rest = args[0], args[1:]
     if dunder in IN_PLACE_FALLBACK and not hasattr(receiver, method_handler_name(dunder)):
         dunder = IN_PLACE_FALLBACK[dunder]
-    if not hasattr(receiver, method_handler_name(dunder)) and fn is operator.mul:
+    if dunder in polyfills.REFLECTED_OPERATORS and is_number(receiver) and user_object(args[1]):
+        # 2 * obj: a number's method declines an object of a user class; Python then
+        # asks the object's reflected method (`obj.__rmul__(2)`), traced as plain Python
+        from minidynamo.variables.functions import UserFunctionVariable
+
+        return UserFunctionVariable(polyfills.binary_operator).call_function(
+            tx, [receiver, args[1], ConstantVariable(dunder)], {})
+    if fn is operator.mul and not hasattr(receiver, method_handler_name(dunder)) and hasattr(
+            args[1], method_handler_name(dunder)):
         receiver, rest = args[1], args[:1]  # 3 * [x]: int has no list rule, list has
     return receiver.call_method(tx, dunder, rest, {})
 
