@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import collections
 import copy
+import dis
 import functools
 import inspect
 import logging
@@ -169,9 +170,23 @@ def transform_code(
         except BaseException:  # the frame runs eagerly, or fullgraph raises: the same
             output.discard()
             raise
-        new_code = assemble([*prologue(code), *tx.output_instructions], code)
+        body = at_position(tx.output_instructions, tx.current_instruction.positions)
+        new_code = assemble([*prologue(code), *body], code)
         install_modules(new_code, fn.__globals__)
         return new_code, output
+
+
+def at_position(instructions: list[Instruction], position: dis.Positions | None,
+                ) -> list[Instruction]:
+    """The instructions, those written by minidynamo (no position of their own) placed
+    at `position`: where the trace ended (the break, the return). Without one they
+    would inherit the prologue's line, the `def`, and a frame asked for its line there
+    (`warnings.warn`, `inspect.stack()`, a traceback through the graph's call) would
+    get the wrong one, or None, where TorchDynamo's code gives the break's."""
+    for instruction in instructions:
+        if instruction.positions is None and instruction.starts_line is None:
+            instruction.positions = position
+    return instructions
 
 
 _coroutine_bodies: weakref.WeakKeyDictionary[types.CodeType, types.CodeType] = \

@@ -17,10 +17,14 @@ So an attribute is read where Python itself finds it, when that is known:
   guard reads its `__dict__` anyway.
 
 Both are sound because the check is one conjunction: they read what Python reads
-whenever the object's TYPE_MATCH holds, and when it does not the check fails anyway.
-A name that left the instance's `__dict__` raises KeyError, which fails the check
-(a recompile, never a stale entry). The guards' own code, which words a failure,
-still spells the plain reads (`L['self'].eps`).
+whenever the object's TYPE_MATCH holds and its class still looks the name up as it
+did, and when either does not the check fails anyway. A name that left the instance's
+`__dict__` raises KeyError, which fails the check (a recompile, never a stale entry).
+A class is mutable, though: `C.k = property(...)` after compiling makes Python read
+`o.k` through the property while `o.__dict__['k']` is still there. So the names read
+through a `__dict__` are guarded on the classes too (`joint_guards.lookups_unchanged`:
+the MRO is the same, and no class of it gained or changed them). The guards' own
+code, which words a failure, still spells the plain reads (`L['self'].eps`).
 """
 
 from __future__ import annotations
@@ -43,6 +47,7 @@ class Reads:
         for guard in guards:
             if guard.kind == "TYPE_MATCH" and guard.instance is not None:
                 self.typed.setdefault(guard.source.name(), (class_name(guard), guard.instance))
+        self.dict_members: dict[type, set[str]] = {}  # class -> names read from a __dict__
         self.dict_reads = self._worth_a_dict(guards)
 
     def local(self, source: Source, lines: list[str]) -> str:
@@ -89,9 +94,10 @@ class Reads:
         worth = set()
         for base, members in reads.items():
             obj = self.typed[base][1]
-            direct = sum(in_instance_dict(obj, source) for source in members.values())
-            if direct and direct + ("__dict__" in members) >= 2:
+            direct = [name for name, source in members.items() if in_instance_dict(obj, source)]
+            if direct and len(direct) + ("__dict__" in members) >= 2:
                 worth.add(base)
+                self.dict_members.setdefault(type(obj), set()).update(direct)
         return worth
 
 

@@ -201,6 +201,15 @@ def _ref_name(refs: dict[str, Any], prefix: str, value: Any) -> str:
     return name
 
 
+_key_types_names: dict[tuple, tuple[str, tuple]] = {}
+
+
+def key_types(keys: Iterable[Any]) -> tuple:
+    """The type of each key, and of each item of a tuple key: keys that compare equal
+    (`1`, `True`, `1.0`; `(1,)`, `(True,)`) are still told apart."""
+    return tuple((tuple, key_types(key)) if type(key) is tuple else type(key) for key in keys)
+
+
 def type_match(name: str, value: Any, refs: dict[str, Any]) -> str:
     cls = type(value)
     if getattr(builtins, cls.__name__, None) is cls:  # int, str, dict (not `code`, `function`)
@@ -372,6 +381,14 @@ class GuardSet:
         expected = ", ".join(key_expression(key) for key in keys)
         read = f"{name}.keys()" if exact else f"dict.keys({name})"
         code = f"list({read}) == [{expected}]"
+        if any(type(key) is not str for key in keys):  # 1 == True == 1.0: their types too
+            # one object and name for equal types: a repeat of the guard is the same guard
+            types_name, expected_types = _key_types_names.setdefault(
+                key_types(keys), (f"___key_types{len(_key_types_names)}", key_types(keys)))
+            refs = {"___key_types": key_types, types_name: expected_types}
+            code += f" and ___key_types({read}) == {types_name}"
+            self._add(Guard("DICT_KEYS", source, code, refs))
+            return
         if not keys:  # no keys, in any order: empty (a module's hook dicts, read by `if`)
             code = f"not {name}" if exact else f"not dict.__len__({name})"
         self._add(Guard("DICT_KEYS", source, code))

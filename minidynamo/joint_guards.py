@@ -24,6 +24,7 @@ from torch._C._dynamo.guards import TensorGuards
 from minidynamo.guards import (
     CHECK_GLOBALS, Guard, TensorFacts, _ref_name, display_name, eval_source,
 )
+from minidynamo.guard_reads import Reads
 from minidynamo.sources import KEY_NAMES
 
 ABSENT_KINDS = ("NOT_IN_DICT", "DICT_CONTAINS", "HASATTR")
@@ -37,7 +38,7 @@ def fast_forms(guards: list[Guard]) -> list[Guard]:
 
     The tensor checks are one joint call too (`all_tensors`), where the first was, and
     the keys absent from one mapping are one `isdisjoint` call (`all_absent`)."""
-    guards = all_absent(guards)
+    guards = all_absent(guards) + lookups_unchanged(guards)
     tensors = [guard.tensor for guard in guards]
     fast = [fast_form(guard) for guard in guards]
     unmarked = [guard for guard in fast if guard.kind == "DIMENSION_DYNAMIC_MARKING"
@@ -85,6 +86,39 @@ def all_absent(guards: list[Guard]) -> list[Guard]:
         merged.update((id(guard), None) for guard in members[1:])
     kept = (merged.get(id(guard), guard) for guard in guards)  # None: merged into the first
     return [guard for guard in kept if guard is not None]
+
+
+def lookups_unchanged(guards: list[Guard]) -> list[Guard]:
+    """For the attributes the check reads from an instance's `__dict__` (guard_reads.py),
+    one guard that their classes still look them up as when compiled: each class's MRO
+    is the same tuple, and each class of it that can change still lacks the names it
+    lacked (one `isdisjoint` on its live keys view, shared by all its subclasses) and
+    holds the same object for the others (a class default the instance shadows).
+    Without it, `C.k = property(...)` would leave the check reading `o.__dict__['k']`."""
+    members = Reads(guards).dict_members
+    if not members:
+        return []
+    refs: dict[str, Any] = {}
+    parts = [f"{_ref_name(refs, 'cls', cls)}.__mro__ is {_ref_name(refs, 'mro', cls.__mro__)}"
+             for cls in members]
+    by_class: dict[type, set[str]] = {}
+    for cls, names in members.items():
+        for klass in cls.__mro__:
+            if not klass.__flags__ & IMMUTABLE_TYPE:
+                by_class.setdefault(klass, set()).update(names)
+    for klass, names in by_class.items():
+        namespace = vars(klass)
+        absent = frozenset(name for name in names if name not in namespace)
+        if absent:
+            keys = _ref_name(refs, "class_keys", namespace.keys())
+            parts.append(f"{keys}.isdisjoint({_ref_name(refs, 'absent', absent)})")
+        for name in sorted(names - absent):
+            value = _ref_name(refs, "obj", namespace[name])
+            parts.append(f"{_ref_name(refs, 'namespace', namespace)}.get({name!r}) is {value}")
+    classes = ", ".join(sorted(cls.__qualname__ for cls in members))
+    return [Guard("CLASS_LOOKUP", None, " and ".join(parts), refs,
+                  text=f"the classes {classes} still look up the instance attributes "
+                       "the check reads from a __dict__")]
 
 
 def lookup_is_plain(cls: type) -> bool:

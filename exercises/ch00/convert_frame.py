@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import collections
 import copy
+import dis
 import functools
 import inspect
 import logging

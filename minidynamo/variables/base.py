@@ -47,6 +47,7 @@ import dataclasses
 import functools
 import inspect
 import itertools
+import math
 import types
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, ClassVar, Iterable, Sequence, TypeVar
@@ -239,10 +240,12 @@ def call_checked(
     """`handler(tx, *args, **kwargs)`; wrong arguments are the user's TypeError, a clear break."""
     function = getattr(handler, "__func__", handler)  # a bound method: self comes first
     bound_to = (handler.__self__,) if function is not handler else ()
-    try:
-        signature_of(function).bind(*bound_to, tx, *args, **kwargs)
-    except TypeError as error:
-        graph_break(EXCEPTION_IN_TRACED_CODE, f"{what}() called with bad arguments: {error}")
+    low, high = positional_range(function)
+    if kwargs or not low <= len(bound_to) + 1 + len(args) <= high:  # else: they fit
+        try:
+            signature_of(function).bind(*bound_to, tx, *args, **kwargs)
+        except TypeError as error:
+            graph_break(EXCEPTION_IN_TRACED_CODE, f"{what}() called with bad arguments: {error}")
     return handler(tx, *args, **kwargs)
 
 
@@ -250,6 +253,19 @@ def call_checked(
 def signature_of(handler: Callable[..., Any]) -> inspect.Signature:
     """A handler's signature (handlers are the trackers' methods: a fixed set)."""
     return inspect.signature(handler)
+
+
+@functools.lru_cache(maxsize=None)
+def positional_range(handler: Callable[..., Any]) -> tuple[int, float]:
+    """How many positional arguments a handler takes, fewest and most, when its
+    keyword-only parameters have defaults (else (1, 0): no call fits without binding)."""
+    parameters = signature_of(handler).parameters.values()
+    if any(p.kind is p.KEYWORD_ONLY and p.default is p.empty for p in parameters):
+        return 1, 0
+    positional = [p for p in parameters if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    low = sum(p.default is p.empty for p in positional)
+    varargs = any(p.kind is p.VAR_POSITIONAL for p in parameters)
+    return low, math.inf if varargs else len(positional)
 
 
 def method_handler_name(name: str) -> str:

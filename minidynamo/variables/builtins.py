@@ -288,6 +288,10 @@ def tensor_operator(tx: Translator, fn: Callable[..., Any], args: list[Variable]
         return ndarray_operator(tx, fn, args)
     if fn is operator.contains:
         graph_break(DATA_DEPENDENT_VALUE, "`in` on a tensor needs the tensor's data")
+    if fn is operator.getitem and isinstance(args[1], SymNodeVariable):
+        # x[n]: indexing would ask n.__index__() and specialize it; select keeps n a symbol
+        return tx.output.create_node(tx, "call_function", torch.select,
+                                     [args[0], ConstantVariable(0), args[1]], {})
     if fn in REFLECTED_COMPARISONS and not isinstance(args[0], TensorVariable):
         fn, args = REFLECTED_COMPARISONS[fn], [args[1], args[0]]
     if OPERATOR_DUNDERS[fn] in IN_PLACE_FALLBACK and not isinstance(args[0], TensorVariable):

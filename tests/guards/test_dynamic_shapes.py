@@ -240,6 +240,10 @@ def int_of_a_float(x, s):
     return x + int(s * 1.5)  # torch.sym_int
 
 
+def item_at(x, n):
+    return x[n]  # torch.select(x, 0, n): indexing would specialize n through __index__
+
+
 def text_of_a_float(x, s):
     return x + 1, str(s * 0.0)  # a graph break: sympy's 0.0 has no sign, str(-0.0) has
 
@@ -301,6 +305,8 @@ CASES = [
          compiles=[1, 1, 0, 0]),
     Case("int_of_a_dynamic_float", int_of_a_float,
          [lambda s=s: (t(2), s) for s in (2.0, 3.0, 4.5, -5.0)], compiles=[1, 1, 0, 0]),
+    Case("a_dynamic_int_as_an_index", item_at, [lambda n=n: (t(8), n) for n in (1, 2, 3, 5, -2)],
+         compiles=[1, 1, 0, 0, 1]),  # a negative index is another case of select's guards
     Case("str_of_a_dynamic_float", text_of_a_float,
          [lambda s=s: (t(2), s) for s in (1.5, 2.5, -3.5, -1.0)]),
     Case("dynamic_false_stays_static", double, sizes((3,), (5,), (7,)), dynamic=False,

@@ -737,7 +737,36 @@ def with_key(d, key, value):
         del d[key]
 
 
+class TwoFields:
+    """Two attributes read: the check reads both from the instance's `__dict__`."""
+
+    def __init__(self):
+        self.k, self.j = 2, 3
+
+
+TWO_FIELDS = TwoFields()
+
+
+def read_two_fields(x, obj):
+    return x * obj.k + obj.j
+
+
+def key_types(x, d):
+    return x + 1, [type(key).__name__ for key in d]
+
+
 CASES = [
+    # a property added to the class after compiling: Python reads it, not the __dict__
+    Case("data_descriptor_added_to_the_class", read_two_fields, [
+        Call(lambda: (t(3), TWO_FIELDS)), Call(lambda: (t(3), TWO_FIELDS)),
+        Call(lambda: (t(3), TWO_FIELDS), lambda: add_attribute(TwoFields, "k", property(lambda self: 7))),
+        Call(lambda: (t(3), TWO_FIELDS), lambda: add_attribute(TwoFields, "k", property(lambda self: 7))),
+        Call(lambda: (t(3), TWO_FIELDS))]),
+    # 1 == True == 1.0: equal keys of other types are other keys
+    Case("dict_key_of_another_type", key_types, same_then(lambda: (t(3), {1: 0}),
+                                                          lambda: (t(3), {True: 0}))),
+    Case("dict_key_float_after_int", key_types, same_then(lambda: (t(3), {1: 0, "a": 1}),
+                                                          lambda: (t(3), {1.0: 0, "a": 1}))),
     Case("submodules_tied_after_a_write", count_twice,
          [Call(lambda: (t(3), TWO_COUNTED.fresh())), Call(lambda: (t(3), TWO_COUNTED.fresh())),
           Call(lambda: (t(3), TWO_COUNTED.fresh()), lambda: tie_submodules(TWO_COUNTED)),

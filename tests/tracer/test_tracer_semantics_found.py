@@ -19,13 +19,19 @@ fails the test rather than running the frame eagerly):
 - `2 * obj` called `obj.__mul__`: a number on the left of a user object now asks the
   object's reflected method.
 - a generator given to a callee that breaks ran its `finally` at the next garbage
-  collection, not when the frame returned.
+  collection, not when the frame returned;
+- code after a break reported no line (`f_lineno` None, `inspect.stack()` raised) or
+  the `def` line (session 30).
 """
 
 from __future__ import annotations
 
 import gc
+import inspect
 import math
+import sys
+import traceback
+import warnings
 from collections import namedtuple
 
 import pytest
@@ -367,3 +373,47 @@ def test_a_generator_given_to_a_breaking_callee_closes_when_the_frame_returns():
             assert log == ["returning", "closed"]
     finally:
         gc.enable()
+
+
+def line_after_a_break(x):
+    y = x + 1
+    torch._dynamo.graph_break()
+    return y, sys._getframe(0).f_lineno
+
+
+def line_of_a_call_that_breaks(x):
+    y = x + 1
+    return y, traceback.extract_stack()[-1].lineno
+
+
+def frames_after_a_break(x):
+    y = x + 1
+    torch._dynamo.graph_break()
+    return y, inspect.stack()[0].lineno  # its name is the resume function's (as in torch)
+
+
+def warns_after_a_break(x):
+    torch._dynamo.graph_break()
+    warnings.warn("after the break")
+    return x + 1
+
+
+@pytest.mark.parametrize("fn", [line_after_a_break, line_of_a_call_that_breaks,
+                                frames_after_a_break], ids=lambda fn: fn.__name__)
+def test_a_frame_reports_its_own_line_after_a_break(fn):
+    """The code minidynamo writes (the graph's call, the call that breaks) had no
+    source position: it inherited the prologue's (the `def` line), or none at all in a
+    resume function, where `f_lineno` was None and `inspect.stack()` raised TypeError.
+    It now has the position of the instruction where the trace ended."""
+    same_as_eager(fn, lambda: (torch.ones(1),))
+
+
+def test_a_warning_after_a_break_names_its_line():
+    minidynamo.reset()
+    lines = []
+    for run in (warns_after_a_break, minidynamo.compile(warns_after_a_break, backend="eager")):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            run(torch.ones(1))
+        lines.append([warning.lineno for warning in caught])
+    assert lines[0] == lines[1]
