@@ -94,8 +94,13 @@ def lookups_unchanged(guards: list[Guard]) -> list[Guard]:
     is the same tuple, and each class of it that can change still lacks the names it
     lacked (one `isdisjoint` on its live keys view, shared by all its subclasses) and
     holds the same object for the others (a class default the instance shadows).
-    Without it, `C.k = property(...)` would leave the check reading `o.__dict__['k']`."""
-    members = Reads(guards).dict_members
+    Without it, `C.k = property(...)` would leave the check reading `o.__dict__['k']`.
+    Module classes are taken as fixed, as TorchDynamo takes them (it reads a module's
+    attributes from its `__dict__` unguarded): a model's check would pay a few µs a call
+    for the dozens of classes of its layers, against a property put on one of them
+    after compiling."""
+    members = {cls: names for cls, names in Reads(guards).dict_members.items()
+               if not issubclass(cls, torch.nn.Module)}
     if not members:
         return []
     refs: dict[str, Any] = {}
