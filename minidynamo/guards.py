@@ -237,7 +237,16 @@ def equals_match(name: str, value: Any, refs: dict[str, Any]) -> str:
         return f"{type_match(name, value, refs)} and {name} == {literal}"
     # compared with a copy: a set mutated after the trace must not equal its own record
     expected = frozenset(value) if isinstance(value, set) else value
-    return f"{type_match(name, value, refs)} and {name} == {_ref_name(refs, 'const', expected)}"
+    code = f"{type_match(name, value, refs)} and {name} == {_ref_name(refs, 'const', expected)}"
+    if isinstance(value, (set, frozenset)) and any(type(item) is not str for item in value):
+        refs["___typed_items"] = typed_items  # {1} == {True}: the items' types too
+        code += f" and ___typed_items({name}) == {_ref_name(refs, 'typed', typed_items(value))}"
+    return code
+
+
+def typed_items(items: Iterable[Any]) -> frozenset:
+    """A set's items, each with its type (`key_types`): `{1}` and `{True}` differ."""
+    return frozenset((key_types((item,)), item) for item in items)
 
 
 class GuardSet:

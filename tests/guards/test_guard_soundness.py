@@ -755,7 +755,15 @@ def key_types(x, d):
     return x + 1, [type(key).__name__ for key in d]
 
 
+def count_bools(x, items):
+    return x + sum(type(item) is bool for item in items)
+
+
 CASES = [
+    # a set guarded equal to {1} passed {True}: equal, but its item is another type
+    Case("set_item_of_another_type", count_bools,
+         same_then(lambda: (t(3), {1, "a"}), lambda: (t(3), {True, "a"})),
+         torch_wrong=[1, 0, 1, 0, 0]),
     # a property added to the class after compiling: Python reads it, not the __dict__
     Case("data_descriptor_added_to_the_class", read_two_fields, [
         Call(lambda: (t(3), TWO_FIELDS)), Call(lambda: (t(3), TWO_FIELDS)),
