@@ -46,6 +46,8 @@ import weakref
 from typing import Any, Callable
 
 import torch
+from torch._dynamo.exc import TensorifyScalarRestartAnalysis
+from torch._dynamo.symbolic_convert import TensorifyState
 
 from minidynamo import config
 from minidynamo.bytecode import Instruction, assemble, scan
@@ -136,19 +138,17 @@ def transform_code(
     `owner` too: their entries go when it goes.
     """
     code = fn.__code__
-    if code.co_flags & (inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR):
-        kind = "a coroutine that awaits" if code.co_flags & inspect.CO_COROUTINE else \
-            "a generator or async generator"
-        graph_break(UNSUPPORTED_PYTHON_FEATURE,
-                    f"{code.co_name} is {kind}: its frame suspends, and is not traced "
-                    f"(torch.compile skips it too)")
+    refuse_suspending_frames(code)
     break_points: dict[int, Unsupported] = {}
     sizes = cache_of(code).sizes
     break_on_requires_grad = False
+    specialized_floats: set[str] = set()
+    TensorifyState.clear()  # what torch's pass asks to specialize is about this frame
     while True:
         output = OutputGraph(fn.__globals__, backend, frame_name=fn.__qualname__,
                              dynamic=dynamic, frame_sizes=sizes)
         output.break_on_requires_grad = break_on_requires_grad
+        output.specialized_floats = frozenset(specialized_floats)
         output.frame_compiler = functools.partial(
             compile_frame, backend=backend, fullgraph=fullgraph, dynamic=dynamic, owner=owner)
         tx = InstructionTranslator(code, f_locals, fn.__globals__, fn.__closure__, output,
@@ -167,6 +167,13 @@ def transform_code(
             break_points[restart.offset] = without_frames(restart.error)
             output.discard()
             continue
+        except BackendCompilerFailed as failed:
+            floats = floats_to_specialize(output, failed)
+            output.discard()
+            if not floats - specialized_floats:
+                raise
+            specialized_floats |= floats  # traced again with those floats as constants
+            continue
         except BaseException:  # the frame runs eagerly, or fullgraph raises: the same
             output.discard()
             raise
@@ -174,6 +181,31 @@ def transform_code(
         new_code = assemble([*prologue(code), *body], code)
         install_modules(new_code, fn.__globals__)
         return new_code, output
+
+
+def refuse_suspending_frames(code: types.CodeType) -> None:
+    """A generator or a coroutine that awaits is not traced: its frame suspends."""
+    if code.co_flags & (inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR):
+        kind = "a coroutine that awaits" if code.co_flags & inspect.CO_COROUTINE else \
+            "a generator or async generator"
+        graph_break(UNSUPPORTED_PYTHON_FEATURE,
+                    f"{code.co_name} is {kind}: its frame suspends, and is not traced "
+                    f"(torch.compile skips it too)")
+
+
+def floats_to_specialize(output: OutputGraph, failed: BackendCompilerFailed) -> set[str]:
+    """The dynamic floats to trace again as constants, by source name: AOTAutograd's
+    pass that turns float inputs into tensors could not keep some of them (a float in
+    `x.add(y, alpha=-lr)` is an argument no tensor can be), and said which in
+    `TensorifyState` before raising `TensorifyScalarRestartAnalysis`, as it tells
+    TorchDynamo, which restarts too. None named: all of this trace's floats."""
+    if not isinstance(failed.inner_exception, TensorifyScalarRestartAnalysis):
+        return set()
+    floats = {source.name(): variable for source, variable in output.scalar_inputs.items()
+              if variable.python_type() is float}
+    named = {name for name, variable in floats.items()
+             if TensorifyState.should_specialize(str(variable.sym.node.expr))}
+    return named or set(floats)
 
 
 def at_position(instructions: list[Instruction], position: dis.Positions | None,

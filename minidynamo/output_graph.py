@@ -131,6 +131,7 @@ class OutputGraph:
         # an earlier pass found a graph output made requires_grad_() in the graph: this
         # pass breaks at each such call (`TensorVariable.requires_grad_`)
         self.break_on_requires_grad = False
+        self.specialized_floats: frozenset[str] = frozenset()  # sources: floats kept constant
         self.grad_enabled_at_start = torch.is_grad_enabled()
         self.symbol_nodes: dict[sympy.Symbol, torch.fx.Node] = {}  # s77 -> its placeholder
         # a dynamic int or float read again from the same source (`type(o).k` twice) is
@@ -213,10 +214,10 @@ class OutputGraph:
             first = variable.source
             if first in first_set and first != source and source.is_guardable():
                 self.guards.duplicate_input(source, first)
-        written = self.written_types()
+        written, mutated = self.written_types(), self.mutated_inputs()
         self.guards.no_aliasing([variable.source for value, variable in known
                                  if variable.source in first_set
-                                 and self.may_alias(value, variable.source, written)])
+                                 and self.may_alias(value, variable.source, written, mutated)])
         if self.shape_env.backed_var_to_val:  # a symbol was made: sizes, ints or floats
             fakes, sources = zip(*self.tracked_fakes)
             expressions = self.shape_env.produce_guards(
@@ -225,13 +226,17 @@ class OutputGraph:
                 self.guards.shape_env(expression)
         return self.guards
 
-    def may_alias(self, value: Any, source: Source, written: set[type]) -> bool:
+    def may_alias(self, value: Any, source: Source, written: set[type],
+                  mutated: set[Source] = frozenset()) -> bool:
         """Whether the aliasing guard must keep this input distinct from the others.
 
         Parameters and buffers are left out, as TorchDynamo leaves them out: tied
         weights are common, and a graph that reads two of them is right either way;
         unless the trace used them as dict keys or set items (`named_modules()`'s memo)
-        or compared them with `is`, where being one object or two decides the answer.
+        or compared them with `is`, where being one object or two decides the answer,
+        or the graph changes them in place (`mutated`): a buffer passed in as an
+        argument too is then read before or after the change, and AOTAutograd, which
+        takes its inputs to be distinct, would read the wrong one.
         Other tensors are kept. Any other object is kept when the trace wrote to an
         object of its type: one object under two names is of one type (each name's type
         is guarded), and only a write read back under the other name tells one object
@@ -239,8 +244,15 @@ class OutputGraph:
         if source in self.identity_keys:
             return True
         if is_module_state(source):
-            return False
+            return source in mutated
         return isinstance(value, torch.Tensor) or type(value) in written
+
+    def mutated_inputs(self) -> set[Source]:
+        """The sources of the graph's inputs that an operation changes in place."""
+        sources = {graph_input.node: graph_input.source for graph_input in self.graph_inputs}
+        return {sources[node.args[0]] for node in self.graph.nodes
+                if node.op in ("call_function", "call_method") and node.args
+                and node.args[0] in sources and has_side_effect(node.op, node.target)}
 
     def written_types(self) -> set[type]:
         """The types of the objects from outside the frame that the trace wrote to."""

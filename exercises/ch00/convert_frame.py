@@ -32,6 +32,8 @@ import types
 import weakref
 from typing import Any, Callable
 import torch
+from torch._dynamo.exc import TensorifyScalarRestartAnalysis
+from torch._dynamo.symbolic_convert import TensorifyState
 from minidynamo import config
 from minidynamo.bytecode import Instruction, assemble, scan
 from minidynamo.bytecode.opcodes import SUSPENDS

@@ -80,6 +80,14 @@ def user_objects(x, y):
     return x * (s * 4) + y * (2 * s), 5 < s
 
 
+def constant_and_list(x, y):
+    """Rule 3 with a constant on the left of a list: int's own method says NotImplemented
+    to a list, and the operator's whole protocol answers (`3 == xs` is False, not the
+    NotImplemented object)."""
+    xs = [1, 2]
+    return x * (3 == xs) + y * (3 != xs) - ("ab" * 2 == "abab")
+
+
 def g(x):
     """Seed 001: folding, unrolling, a list that never reaches the graph, `sum` inlined."""
     scale = 2

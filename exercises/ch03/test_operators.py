@@ -51,7 +51,7 @@ def first_break(comparison):
 
 @pytest.mark.task("ch03.1")
 @pytest.mark.parametrize("program", [samples.folding, samples.reflected, samples.containers,
-                                     samples.user_objects],
+                                     samples.user_objects, samples.constant_and_list],
                          ids=lambda p: p.__name__)
 def test_operator_rules_match_torch(program):
     run(program)

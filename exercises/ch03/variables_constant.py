@@ -25,6 +25,7 @@ import typing
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Sequence
 import torch
+from minidynamo import polyfills
 from minidynamo.exc import UNSUPPORTED_CALL, UNSUPPORTED_VALUE, graph_break, raise_observed
 from minidynamo.shapes import as_number
 from minidynamo.variables.base import VariableTracker, constant_values

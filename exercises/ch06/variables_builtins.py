@@ -35,7 +35,7 @@ from minidynamo import polyfills
 from minidynamo.resume.origins import original_code
 from minidynamo.exc import DATA_DEPENDENT_BRANCH, DATA_DEPENDENT_VALUE, UNSUPPORTED_BUILTIN, UNSUPPORTED_CALL, UNSUPPORTED_OPERATOR, UNSUPPORTED_PYTHON_FEATURE, ObservedException, graph_break, raise_observed
 from minidynamo.variables.base import KnownFunctionVariable, VariableTracker, call_checked, constant_values, method_handler_name, new_object_id
-from minidynamo.variables.constant import ConstantVariable, constant, fold, fold_value, is_constant_value
+from minidynamo.variables.constant import ConstantVariable, constant, fold, fold_value, is_constant_value, is_number, is_sequence_constant
 from minidynamo.variables.deepcopy import deepcopy
 from minidynamo.variables.functions import partial
 from minidynamo.variables.construction import object_new, tuple_new

@@ -216,7 +216,8 @@ class VariableBuilder:
     def wrap_constant(self, value: Any) -> VariableTracker:
         if isinstance(value, tuple):  # a tuple of constants keeps item trackers
             return self.wrap_tuple(value)
-        if is_dynamic_float(value, self.source, self.output.frame_sizes, self.output.dynamic):
+        if is_dynamic_float(value, self.source, self.output.frame_sizes, self.output.dynamic) \
+                and self.source.name() not in self.output.specialized_floats:
             self.guard("TYPE_MATCH", value)  # any float will do: the graph reads it as data
             return self.output.add_float_input(self.source, value)
         if is_dynamic_int(value, self.source, self.output.frame_sizes, self.output.dynamic,

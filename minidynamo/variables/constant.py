@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, Sequence
 
 import torch
 
+from minidynamo import polyfills
 from minidynamo.exc import UNSUPPORTED_CALL, UNSUPPORTED_VALUE, graph_break, raise_observed
 from minidynamo.shapes import as_number
 from minidynamo.variables.base import VariableTracker, constant_values
@@ -183,3 +184,14 @@ def fold_value(function: Any, args: Sequence[Any], kwargs: dict[str, Any]) -> An
         return function(*args, **kwargs)
     except Exception as error:  # the user's code raises the same in eager
         raise_observed(type(error), *error.args)
+
+
+def is_number(value: VariableTracker) -> bool:
+    """Whether `value` is a constant of a builtin number type (a bool, an int, a float)."""
+    return isinstance(value, ConstantVariable) and type(value.value) in polyfills.NUMBERS
+
+
+def is_sequence_constant(value: VariableTracker) -> bool:
+    """A str, bytes or tuple constant: on the left of `*` it repeats itself, and asks
+    the right operand for a count (`'s' * [1]` names the list in its TypeError)."""
+    return isinstance(value, ConstantVariable) and isinstance(value.value, (str, bytes, tuple))

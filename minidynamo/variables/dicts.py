@@ -604,6 +604,8 @@ class SetVariable(VariableTracker):
             return self.updated(tx, name, args)
         if name not in PURE_SET_METHODS or kwargs:
             return super().call_method(tx, name, args, kwargs)
+        if name.startswith("__") and not is_set(args[0].realize()):
+            return set_operator_declined(self, args[0].realize(), name)
         others = [set(as_key(tx, v) for v in arg.unpack_var_sequence(tx)) for arg in args]
         result = getattr(self.python_type()(self.keys(tx)), name)(*others)
         if isinstance(result, (set, frozenset)):
@@ -683,6 +685,34 @@ class SetVariable(VariableTracker):
 
     def __repr__(self) -> str:
         return "SetVariable(frozen=True)" if self.frozen else "SetVariable()"
+
+
+def is_set(value: VariableTracker) -> bool:
+    """Whether a set operator takes `value`: a set or a frozenset (the named methods take
+    any iterable, `{1} | [2]` does not)."""
+    return isinstance(value, SetVariable) or (
+        value.is_python_constant() and isinstance(value.as_python_constant(), (set, frozenset)))
+
+
+def set_operator_declined(left: SetVariable, right: VariableTracker, name: str) -> VariableTracker:
+    """`{1} | 'ab'`, `{1} == [1]`: set's method says NotImplemented to what is not a set,
+    and a builtin value on the right has no reflected method for a set: `==` is then
+    False, `!=` True, anything else a TypeError, in CPython's words. (A user object on
+    the right might answer: not traced.)"""
+    from minidynamo import polyfills
+    from minidynamo.variables.user_defined import UserDefinedObjectVariable
+
+    if isinstance(right, UserDefinedObjectVariable) or right.python_type().__module__ != "builtins":
+        graph_break(UNSUPPORTED_OPERATOR, f"set.{name} of {right}, not a set")
+    if name in ("__eq__", "__ne__"):
+        return ConstantVariable(name == "__ne__")
+    symbol = polyfills.REFLECTED_OPERATORS[name][1]
+    left_name, right_name = left.python_type().__name__, right.python_type().__name__
+    if symbol in ("<", "<=", ">", ">="):
+        raise_observed(TypeError, f"'{symbol}' not supported between instances of "
+                                  f"'{left_name}' and '{right_name}'")
+    raise_observed(TypeError, f"unsupported operand type(s) for {symbol}: "
+                              f"'{left_name}' and '{right_name}'")
 
 
 def set_from_values(values: list[Any], frozen: bool = False) -> SetVariable:

@@ -316,6 +316,8 @@ class LazyBuiltinIteratorVariable(IteratorVariable):
         from minidynamo.variables.lists import TupleVariable
 
         latest = tx.output.side_effects.latest
+        if not self.iterators:  # zip(): empty
+            return None
         while True:
             row = []
             for position in range(len(self.iterators)):

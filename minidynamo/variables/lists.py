@@ -169,6 +169,10 @@ class BaseListVariable(VariableTracker):
         return self.with_items(self.items + other.items)
 
     def dunder_mul(self, tx: Translator, count: VariableTracker) -> VariableTracker:
+        count = count.realize()
+        if count.is_python_constant() and not hasattr(type(count.as_python_constant()), "__index__"):
+            raise_observed(TypeError, "can't multiply sequence by non-int of type "
+                                      f"'{type(count.as_python_constant()).__name__}'")
         return self.with_items(self.items * _as_index(tx, count))
 
     def compare(

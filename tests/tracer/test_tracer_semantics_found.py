@@ -417,3 +417,98 @@ def test_a_warning_after_a_break_names_its_line():
             run(torch.ones(1))
         lines.append([warning.lineno for warning in caught])
     assert lines[0] == lines[1]
+
+
+def operators_on_builtin_values(x, number, items, text):
+    """A number, None or a string on the left of a list, a dict or a set: int's method
+    says NotImplemented (it was returned as the value: `3 == [1]` gave NotImplemented),
+    and the operator's own protocol answers: False, True, or a TypeError in its words."""
+    return (x + 1, number == items, text != items, attempt(lambda: number + items),
+            attempt(lambda: number < items), attempt(lambda: None + items),
+            attempt(lambda: text * items), attempt(lambda: items * 2.5),
+            attempt(lambda: number * items))
+
+
+def set_operators_take_sets(x, items, other):
+    """`{1} == [1]` is False and `{1} | 'ab'` a TypeError: the operators take sets only,
+    the named methods (`union`) any iterable."""
+    return (x + 1, items == other, items != other, attempt(lambda: items | other),
+            attempt(lambda: items - other), attempt(lambda: items <= other),
+            items.union(other) if not isinstance(other, int) else None)
+
+
+def formats_a_number(x, n):
+    return x + 1, "%s" % n, "%d|%5s|%r" % (n, n, n)
+
+
+def zips_nothing(x):
+    return x + 1, list(zip()), attempt(lambda: list(map(abs)))
+
+
+@pytest.mark.parametrize("items", [[1], {1: 2}, {1}, (1,)], ids=["list", "dict", "set", "tuple"])
+def test_an_operator_between_a_constant_and_a_container_follows_python(items):
+    same_as_eager(operators_on_builtin_values, lambda: (torch.ones(1), 3, items, "a"),
+                  lambda: (torch.ones(1), 2.5, items, "b"))
+
+
+@pytest.mark.parametrize("other", [[1], "ab", 3, frozenset({1}), {2}], ids=repr)
+def test_set_operators_take_only_sets(other):
+    same_as_eager(set_operators_take_sets, lambda: (torch.ones(1), {1}, other))
+
+
+def test_percent_formatting_of_a_dynamic_int_is_its_value():
+    """Once `n` is dynamic, `'%s' % n` was folded on the symbol: 's77'."""
+    same_as_eager(formats_a_number, *[lambda n=n: (torch.ones(1), n) for n in (3, 5, 0, -1)])
+
+
+def test_zip_of_nothing_is_empty():
+    same_as_eager(zips_nothing, lambda: (torch.ones(1),))
+
+
+def step_with_rate(x, lr):
+    return x.add(x * 2, alpha=-lr)
+
+
+def test_a_float_aot_autograd_cannot_make_a_tensor_is_traced_again_as_a_constant():
+    """Under aot_eager a float that changed is a dynamic input; AOTAutograd's pass that
+    turns such floats into tensors cannot for `alpha=`, and raises
+    TensorifyScalarRestartAnalysis. It reached the user as BackendCompilerFailed; the
+    frame is now traced again with that float a constant, as torch.compile does (which
+    compiles on every new value too)."""
+    frames = []
+    for compile_fn, reset, count in (
+            (minidynamo.compile, minidynamo.reset,
+             lambda: minidynamo.convert_frame.counters["frames"]),
+            (torch.compile, torch._dynamo.reset,
+             lambda: torch._dynamo.utils.counters["frames"]["ok"])):
+        reset()
+        torch._dynamo.utils.counters.clear()
+        compiled = compile_fn(step_with_rate, backend="aot_eager")
+        for lr in (0.1, 0.2, 0.3):
+            with strict_mode():
+                assert torch.equal(compiled(torch.ones(3), lr), step_with_rate(torch.ones(3), lr))
+        frames.append(count())
+    assert frames[0] == frames[1]
+
+
+class Decaying(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("state", torch.ones(4))
+
+    def forward(self, x):
+        self.state.mul_(0.5)
+        return x + 0
+
+
+def test_a_buffer_changed_in_place_and_passed_in_is_not_taken_for_another_tensor():
+    """Buffers are left out of the aliasing guard, unless the graph changes them in
+    place: called first with a plain tensor, then with the buffer itself, the entry
+    was reused and AOTAutograd read the input before the change (0.5, eager 0.25)."""
+    for backend in ("eager", "aot_eager"):
+        minidynamo.reset()
+        eager, compiled_module = Decaying(), Decaying()
+        compiled = minidynamo.compile(compiled_module, backend=backend)
+        for pick in (lambda m: torch.ones(4), lambda m: m.state, lambda m: torch.ones(4)):
+            with strict_mode():
+                assert_same_value(eager(pick(eager)), compiled(pick(compiled_module)))

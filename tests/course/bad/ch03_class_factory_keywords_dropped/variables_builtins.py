@@ -47,8 +47,8 @@ def call_operator(tx: Translator, fn: Callable[..., Any], args: list[Variable]) 
     ):
         return tensor_operator(tx, fn, args)  # rule 2: a graph node
     if any(isinstance(arg, SymNodeVariable) for arg in args) and all(
-            isinstance(arg, (SymNodeVariable, ConstantVariable)) for arg in args):
-        return symbol_operator(tx, fn, args)  # s77 * 2: a node too
+            isinstance(arg, SymNodeVariable) or is_number(arg) for arg in args):
+        return symbol_operator(tx, fn, args)  # s77 * 2: a node too ('%d' % s77 is not)
     dunder = OPERATOR_DUNDERS[fn]  # rule 3: the operand's own method
     receiver, rest = args[0], args[1:]
     if dunder in IN_PLACE_FALLBACK and not hasattr(receiver, method_handler_name(dunder)):
@@ -61,8 +61,10 @@ def call_operator(tx: Translator, fn: Callable[..., Any], args: list[Variable]) 
         return UserFunctionVariable(polyfills.binary_operator).call_function(
             tx, [receiver, args[1], ConstantVariable(dunder)], {})
     if fn is operator.mul and not hasattr(receiver, method_handler_name(dunder)) and hasattr(
-            args[1], method_handler_name(dunder)):
+            args[1], method_handler_name(dunder)) and not is_sequence_constant(receiver):
         receiver, rest = args[1], args[:1]  # 3 * [x]: int has no list rule, list has
+    elif isinstance(receiver, ConstantVariable) and (values := constant_values(args)) is not None:
+        return fold(fn, values, {})  # 3 == [1], None + [1]: the operator's protocol, not int's method
     return receiver.call_method(tx, dunder, rest, {})
 
 
