@@ -526,6 +526,8 @@ def _list(tx: Translator, iterable: VariableTracker | None = None) -> VariableTr
 
 
 def _tuple(tx: Translator, iterable: VariableTracker | None = None) -> VariableTracker:
+    if iterable is not None and iterable.python_type() is tuple:
+        return iterable  # `tuple(t) is t`, as frozenset(fs) is fs
     return TupleVariable(tuple(iterable.unpack_var_sequence(tx)) if iterable is not None else ())
 
 
@@ -541,6 +543,8 @@ def _set(tx: Translator, iterable: VariableTracker | None = None) -> VariableTra
 
 def _frozenset(tx: Translator, iterable: VariableTracker | None = None) -> VariableTracker:
     """`frozenset(...)`: a constant when its items are, else a frozen set tracker."""
+    if iterable is not None and iterable.python_type() is frozenset:
+        return iterable
     items = iterable.unpack_var_sequence(tx) if iterable is not None else []
     keys = [as_key(tx, item) for item in items]
     if all(is_constant_key(key) and is_constant_value(key) for key in keys):

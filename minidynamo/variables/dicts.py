@@ -284,8 +284,9 @@ class ConstDictVariable(VariableTracker):
 
     def dunder_or(self, tx: Translator, other: VariableTracker) -> VariableTracker:
         """`d | other`: a new dict of d's type with other's entries over d's."""
-        if not isinstance(other, ConstDictVariable):
-            return constant(NotImplemented)
+        other = other.realize()
+        if not isinstance(other, ConstDictVariable):  # dict's method declines; a builtin
+            return set_operator_declined(self, other, "__or__")  # on the right does too
         items = {**self.items, **tx.output.side_effects.latest(other).items}
         return self.clone(entries=items, source=None, object_id=new_object_id(), keys_guard=None)
 
@@ -694,11 +695,13 @@ def is_set(value: VariableTracker) -> bool:
         value.is_python_constant() and isinstance(value.as_python_constant(), (set, frozenset)))
 
 
-def set_operator_declined(left: SetVariable, right: VariableTracker, name: str) -> VariableTracker:
-    """`{1} | 'ab'`, `{1} == [1]`: set's method says NotImplemented to what is not a set,
-    and a builtin value on the right has no reflected method for a set: `==` is then
-    False, `!=` True, anything else a TypeError, in CPython's words. (A user object on
-    the right might answer: not traced.)"""
+def set_operator_declined(left: VariableTracker, right: VariableTracker, name: str,
+                          ) -> VariableTracker:
+    """`{1} | 'ab'`, `{1} == [1]`, `{} | 3`: set's method (dict's `|`) says
+    NotImplemented to what is not a set (a dict), and a builtin value on the right has
+    no reflected method for it: `==` is then False, `!=` True, anything else a
+    TypeError, in CPython's words. (A user object on the right might answer: not
+    traced.)"""
     from minidynamo import polyfills
     from minidynamo.variables.user_defined import UserDefinedObjectVariable
 

@@ -512,3 +512,13 @@ def test_a_buffer_changed_in_place_and_passed_in_is_not_taken_for_another_tensor
         for pick in (lambda m: torch.ones(4), lambda m: m.state, lambda m: torch.ones(4)):
             with strict_mode():
                 assert_same_value(eager(pick(eager)), compiled(pick(compiled_module)))
+
+
+def same_object_back(x, fs, t, d):
+    """`frozenset(fs) is fs` and `tuple(t) is t` in CPython; `d | 3` is a TypeError (it
+    returned the NotImplemented object)."""
+    return x + 1, frozenset(fs) is fs, tuple(t) is t, attempt(lambda: d | 3), attempt(lambda: d | [1])
+
+
+def test_conversions_that_return_their_argument_and_a_dict_or_with_a_non_dict():
+    same_as_eager(same_object_back, lambda: (torch.ones(1), frozenset({1}), (1, 2), {1: 2}))
