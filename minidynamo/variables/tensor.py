@@ -18,6 +18,7 @@ Compare with TorchDynamo: `torch/_dynamo/variables/tensor.py` (`TensorVariable`,
 
 from __future__ import annotations
 
+import functools
 import operator
 import types
 from dataclasses import dataclass
@@ -88,6 +89,22 @@ NODE_READ_ATTRIBUTES = frozenset(
 HISTORY_ATTRIBUTES = frozenset({"is_leaf", "output_nr"})
 
 # Methods that need the tensor's data as a Python value.
+# never traced, as in TorchDynamo ("Unsupported Tensor.resize_() call")
+RESIZE_METHODS = frozenset({"resize_", "resize_as_", "sparse_resize_", "sparse_resize_and_clear_"})
+
+
+@functools.cache
+def is_inplace_view(name: str) -> bool:
+    """Whether `Tensor.name` is an operator torch tags `inplace_view` (`t_`, `unsqueeze_`,
+    `as_strided_`): it changes a tensor's sizes or strides in place. On a graph input,
+    AOTAutograd would have to replay that on the caller's tensor, and TorchDynamo
+    breaks instead (its list is torch's tags, so is this one)."""
+    in_place = name.endswith("_") and not name.startswith("_")
+    packet = getattr(torch.ops.aten, name, None) if in_place else None
+    overloads = packet.overloads() if packet is not None else []
+    return bool(overloads) and torch.Tag.inplace_view in getattr(packet, overloads[0]).tags
+
+
 DATA_DEPENDENT_METHODS = frozenset({
     "item", "tolist", "__bool__", "__int__", "__float__", "__index__",
     "backward", "nonzero_static", "data_ptr",
@@ -229,6 +246,9 @@ class TensorVariable(VariableTracker):
             graph_break(UNSUPPORTED_MUTATION, "Tensor.retain_grad() in the compiled frame")
         if name == "requires_grad_":
             return self.requires_grad_(tx, args, kwargs)
+        if name in RESIZE_METHODS or (self.source is not None and is_inplace_view(name)):
+            graph_break(UNSUPPORTED_MUTATION, f"Tensor.{name}() changes the sizes or strides "
+                        "of a tensor from outside the frame in place (TorchDynamo breaks too)")
         if name in ("__setattr__", "__delattr__"):  # x.data = y, x.grad = g, x.tag = 1
             what = args[0].as_python_constant() if args and args[0].is_python_constant() else "?"
             if name == "__setattr__" and what == "data" and len(args) == 2:

@@ -522,3 +522,32 @@ def same_object_back(x, fs, t, d):
 
 def test_conversions_that_return_their_argument_and_a_dict_or_with_a_non_dict():
     same_as_eager(same_object_back, lambda: (torch.ones(1), frozenset({1}), (1, 2), {1: 2}))
+
+
+def resized(x):
+    x.resize_(2, 3)
+    return x
+
+
+def transposed_in_place(x):
+    x.t_()
+    return x + 1
+
+
+@pytest.mark.parametrize("fn", [resized, transposed_in_place], ids=lambda fn: fn.__name__)
+@pytest.mark.parametrize("backend", ["eager", "aot_eager"])
+def test_an_in_place_view_of_an_input_breaks_as_in_torch(fn, backend):
+    """`x.resize_(2, 3)` under aot_eager left the caller's tensor 4 x 5, and `x.t_()`
+    on a sliced input raised an internal error on the dynamic recompile. Operators torch
+    tags `inplace_view` (and `resize_`) on an input break the graph, as in TorchDynamo."""
+    minidynamo.reset()
+    compiled = minidynamo.compile(fn, backend=backend)
+    for make in (lambda: torch.randn(4, 5), lambda: torch.randn(8, 7)[2:]):
+        torch.manual_seed(0)
+        mine = make()
+        torch.manual_seed(0)
+        theirs = make()
+        with strict_mode():
+            got = compiled(mine)
+        assert_same_value(fn(theirs), got)
+        assert_same_value(theirs, mine)
