@@ -23,7 +23,7 @@ from typing import Any, Callable
 import torch
 
 from minidynamo import cache, convert_frame
-from minidynamo.cache import pop_globals
+from minidynamo.cache import hold_globals
 from minidynamo.backends import Backend, lookup_backend
 from minidynamo.exc import Unsupported
 from minidynamo.global_state import global_module_hooks
@@ -148,7 +148,7 @@ class OptimizedModule(torch.nn.Module):
             code, installed = convert_frame.routed_code(
                 call, self._backend, self._fullgraph, self._dynamic, owner=self._owner)
             runner = self.__dict__["_hooked_call"] = convert_frame.function_with_code(call, code)
-            weakref.finalize(self, pop_globals, call.__globals__, installed)
+            hold_globals(self, call.__globals__, installed)
         return runner
 
     def __getattr__(self, name: str) -> Any:

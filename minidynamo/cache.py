@@ -81,7 +81,7 @@ class CacheEntry:
 
     def release_globals_with(self, f_globals: dict[str, Any]) -> None:
         """Remove the installed globals from `f_globals` when this entry is collected."""
-        weakref.finalize(self, pop_globals, f_globals, list(self.installed_globals))
+        hold_globals(self, f_globals, list(self.installed_globals))
 
 
 def _forgetting(holder: Any, attribute: str) -> Callable[[weakref.ref], None]:
@@ -98,10 +98,28 @@ def _forgetting(holder: Any, attribute: str) -> Callable[[weakref.ref], None]:
     return forget
 
 
-def pop_globals(f_globals: dict[str, Any], names: list[str]) -> None:
-    """Take the names installed for generated code out of a module's globals."""
+# (id of a module's globals, name) -> how many live holders use that installed name: a
+# resume function's global is shared by every entry whose code calls it
+_holders: dict[tuple[int, str], int] = {}
+
+
+def hold_globals(holder: Any, f_globals: dict[str, Any], names: list[str]) -> None:
+    """The names installed in a module's globals for `holder` (an entry, a frame's native
+    code): taken out when the last holder of each is collected, not the first."""
     for name in names:
-        f_globals.pop(name, None)
+        _holders[id(f_globals), name] = _holders.get((id(f_globals), name), 0) + 1
+    weakref.finalize(holder, pop_globals, f_globals, list(names))  # holds f_globals: its id stays
+
+
+def pop_globals(f_globals: dict[str, Any], names: list[str]) -> None:
+    """A holder of these installed names is gone: take out those nothing else holds."""
+    for name in names:
+        key = (id(f_globals), name)
+        left = _holders.pop(key, 1) - 1
+        if left > 0:
+            _holders[key] = left
+        else:
+            f_globals.pop(name, None)
 
 
 class FrameCache:
@@ -153,7 +171,7 @@ class FrameCache:
 
     def keep_globals(self, f_globals: dict[str, Any], names: list[str]) -> None:
         """Globals installed for `native_code`: removed when this cache is collected."""
-        weakref.finalize(self, pop_globals, f_globals, names)
+        hold_globals(self, f_globals, names)
 
     def next_compile_id(self) -> str:
         compile_id = f"{self.frame_id}/{self.compiles}"

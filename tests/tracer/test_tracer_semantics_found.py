@@ -551,3 +551,4 @@ def test_an_in_place_view_of_an_input_breaks_as_in_torch(fn, backend):
             got = compiled(mine)
         assert_same_value(fn(theirs), got)
         assert_same_value(theirs, mine)
+
