@@ -63,13 +63,15 @@ from minidynamo.exc import (
 from minidynamo.guards import GuardSet
 from minidynamo.shapes import (
     FrameSizes,
+    dynamic_dims as dynamic_dims_of,
     float_tensor_source,
     is_symbolic,
     shape_env_source,
     symbolic_context,
+    symbolic_properties,
 )
 from minidynamo.side_effects import SideEffects
-from minidynamo.sources import Source, TensorSizeSource, is_module_state
+from minidynamo.sources import AttrSource, Source, is_module_state
 from minidynamo.variables import (
     ConstantVariable,
     ListVariable,
@@ -85,7 +87,7 @@ from minidynamo.variables.base import TrackerDict
 from minidynamo.variables.ctx_manager import remove_grad_mode_toggles
 from minidynamo.variables.numpy import changes_an_ndarray
 from minidynamo.variables.sym_node import SymNodeVariable
-from minidynamo.variables.tensor import contains_tensor
+from minidynamo.variables.tensor import contains_tensor, node_class
 
 if TYPE_CHECKING:
     from minidynamo.translator.base import InstructionTranslatorBase as Translator
@@ -279,6 +281,7 @@ class OutputGraph:
             node = self.graph.placeholder(source.placeholder_name())
         example = self.fake_input(source, value, dynamic_dims, node)
         node.meta["example_value"] = example
+        node.meta["tensor_class"] = type(value)
         self.graph_inputs.append(GraphInput(source, value, node))
         return TensorVariable(node, example, class_=type(value), source=source)
 
@@ -290,21 +293,30 @@ class OutputGraph:
         0 and 1 stay constants): the FakeTensor is sized `[s77, 4]` and each new
         symbol gets a placeholder of its own before the tensor's `node`, fed
         `x.size()[0]` by the generated code, as in torch.compile's graphs."""
+        base_context, base_source = None, AttrSource(source, "_base")
+        if value._is_view():  # the base's sizes are remembered too, as TorchDynamo's are
+            base_context = symbolic_context(dynamic_dims_of(
+                value._base, base_source, self.frame_sizes, self.dynamic, False))
         if not any(dynamic_dims):
             example = self.fake_mode.from_tensor(value, static_shapes=True)
         else:
             example = self.fake_mode.from_tensor(
                 value, source=shape_env_source(source),
-                symbolic_context=symbolic_context(dynamic_dims))
-        for dim, size in enumerate(example.size()):
-            if is_symbolic(size) and size.node.expr not in self.symbol_nodes:
+                symbolic_context=symbolic_context(dynamic_dims, base_context))
+        for symbol_source, size in symbolic_properties(source, example):
+            if isinstance(size.node.expr, sympy.Symbol) and size.node.expr not in self.symbol_nodes:
                 with self.graph.inserting_before(node):
                     symbol_node = self.graph.placeholder(str(size.node.expr))
                 symbol_node.meta["example_value"] = size
-                self.graph_inputs.append(
-                    GraphInput(TensorSizeSource(source, dim), value.size(dim), symbol_node))
+                real = getattr(value, symbol_source.method)()
+                real = real if symbol_source.dim is None else real[symbol_source.dim]
+                self.graph_inputs.append(GraphInput(symbol_source, real, symbol_node))
                 self.symbol_nodes[size.node.expr] = symbol_node
         self.tracked_fakes.append((example, source))
+        if value._is_view() and any(dynamic_dims):  # its base's symbols, `L['y']._base`
+            base = self.fake_mode.from_tensor(  # (memoized: the one the view was made from)
+                value._base, source=shape_env_source(base_source), symbolic_context=base_context)
+            self.tracked_fakes.append((base, base_source))
         return example
 
     def add_symint_input(self, source: Source, value: int) -> SymNodeVariable:
@@ -420,7 +432,7 @@ class OutputGraph:
         if bindings:
             node.meta["unbacked_bindings"] = bindings
         if isinstance(example, torch.Tensor):
-            return TensorVariable(node, example)
+            return TensorVariable(node, example, class_=node_class(node))
         if is_symbolic(example) or folded_by_algebra(example, node.all_input_nodes):
             return SymNodeVariable(node, example)
         if isinstance(example, (tuple, list)):

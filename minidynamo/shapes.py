@@ -49,7 +49,7 @@ from torch._guards import GuardSource
 from torch._guards import Source as TorchSource
 from torch.fx.experimental.symbolic_shapes import DimDynamic, StatelessSymbolicContext
 
-from minidynamo.sources import AttrSource, ChainedSource, Source
+from minidynamo.sources import AttrSource, ChainedSource, Source, TensorSizeSource
 
 
 class _Auto:
@@ -173,15 +173,18 @@ def unspecialized_int_source(source: Source, module_sources: Collection[Source] 
     return source.is_local()
 
 
-def symbolic_context(dims: Iterable[bool]) -> StatelessSymbolicContext:
+def symbolic_context(dims: Iterable[bool], view_base: StatelessSymbolicContext | None = None
+                     ) -> StatelessSymbolicContext:
     """How torch's `FakeTensorMode.from_tensor` should size a tensor: a symbol per
-    dynamic dimension, strides inferred from the sizes."""
+    dynamic dimension, strides inferred from the sizes; for a view, its base's context
+    (`view_base`: the base is made first, and the view from it)."""
     dims = list(dims)
     return StatelessSymbolicContext(
         dynamic_sizes=[DimDynamic.DYNAMIC if dim else DimDynamic.STATIC for dim in dims],
         dynamic_strides=[DimDynamic.INFER_STRIDE for _ in dims],
         constraint_sizes=[None for _ in dims],
         constraint_strides=[None for _ in dims],
+        view_base_context=view_base,
     )
 
 
@@ -209,6 +212,20 @@ class ShapeEnvSource(TorchSource):
 
 def shape_env_source(source: Source) -> ShapeEnvSource:
     return ShapeEnvSource(source.name())
+
+
+def symbolic_properties(source: Source, fake: torch.Tensor
+                        ) -> Iterable[tuple[TensorSizeSource, torch.SymInt]]:
+    """The symbolic sizes of a graph input's FakeTensor, with where the generated code
+    reads each (`L['x'].size()[0]`); then its symbolic strides and storage offset, which
+    a view passed beside its base has (`f(x, x[1:])`), as TorchDynamo lifts them."""
+    properties = [(TensorSizeSource(source, dim), size) for dim, size in enumerate(fake.size())]
+    if fake.layout is torch.strided:
+        properties += [(TensorSizeSource(source, dim, "stride"), stride)
+                       for dim, stride in enumerate(fake.stride())]
+        properties.append((TensorSizeSource(source, None, "storage_offset"),
+                           fake.storage_offset()))
+    return [(where, value) for where, value in properties if is_symbolic(value)]
 
 
 def float_tensor_source(source: Source) -> FloatTensorSource:

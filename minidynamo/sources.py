@@ -405,21 +405,26 @@ def keyword_default_source(function: Source, name: str) -> Source:
 @dataclass(frozen=True)
 class TensorSizeSource(ChainedSource):
     """A size of the base tensor, `L['x'].size()[0]`: where the graph gets a symbolic
-    size `s77` from (chapter 9), named as TorchDynamo's TensorPropertySource."""
+    size `s77` from (chapter 9), named as TorchDynamo's TensorPropertySource. A view
+    passed beside its base can have a symbolic stride or storage offset too:
+    `method` "stride" (`L['y'].stride()[0]`) or "storage_offset" (no `dim`)."""
 
-    dim: int
+    dim: int | None
+    method: str = "size"
 
     def name(self) -> str:
-        return f"{self.base.name()}.size()[{self.dim}]"
+        index = "" if self.dim is None else f"[{self.dim}]"
+        return f"{self.base.name()}.{self.method}(){index}"
 
     def reconstruct(self) -> list[Instruction]:
+        index = [] if self.dim is None else [create_instruction("LOAD_CONST", argval=self.dim),
+                                             create_instruction("BINARY_SUBSCR")]
         return [
             *self.base.reconstruct(),
-            create_instruction("LOAD_METHOD", argval="size"),
+            create_instruction("LOAD_METHOD", argval=self.method),
             create_instruction("PRECALL", arg=0),
             create_instruction("CALL", arg=0),
-            create_instruction("LOAD_CONST", argval=self.dim),
-            create_instruction("BINARY_SUBSCR"),
+            *index,
         ]
 
 

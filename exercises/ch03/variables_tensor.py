@@ -23,10 +23,10 @@ import functools
 import operator
 import types
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import TYPE_CHECKING, Any, Iterable, Sequence
 import torch
 import torch.fx
-from minidynamo.exc import DATA_DEPENDENT_VALUE, REQUIRES_GRAD_RETURNED, UNSUPPORTED_ATTRIBUTE, UNSUPPORTED_MUTATION, UNSUPPORTED_OPERATOR, graph_break, raise_observed
+from minidynamo.exc import DATA_DEPENDENT_VALUE, REQUIRES_GRAD_RETURNED, UNSUPPORTED_ATTRIBUTE, UNSUPPORTED_MUTATION, UNSUPPORTED_OPERATOR, UNSUPPORTED_VALUE, graph_break, raise_observed
 from minidynamo.shapes import is_symbolic
 from minidynamo.sources import AttrSource
 from minidynamo.variables.base import VariableTracker

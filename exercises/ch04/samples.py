@@ -53,3 +53,16 @@ class Gate(torch.nn.Module):
 
 def input_and_sum(x, y):
     return x, x + y                  # x itself comes back: reloaded from L['x']
+
+
+class Tagged(torch.Tensor):
+    """A tensor subclass that keeps Tensor's `__torch_function__`: `x * 2` of a Tagged is
+    a Tagged, worked out from the classes of the graph's inputs."""
+
+    def __deepcopy__(self, memo):  # the test harness copies the arguments of each run
+        return self.clone()
+
+
+def tagged_results(x):
+    y = x * 2
+    return y + 1 if isinstance(y, Tagged) else y - 1

@@ -107,10 +107,15 @@ def test_globals_and_parameters_become_graph_inputs():
 
 @pytest.mark.task("ch04.6")
 def test_a_parameter_input_keeps_its_class():
-    """`isinstance(w, nn.Parameter)` is answered from the tracker: it must know the class."""
+    """`isinstance(w, nn.Parameter)` is answered from the tracker: it must know the class,
+    and so must the placeholder, whose class the results of a tensor subclass take."""
     assert_same_as_torch(samples.scale_parameters, torch.randn(3),
                          torch.nn.Parameter(torch.randn(3)))
     assert_same_as_torch(samples.Gate(), torch.randn(3))
+
+    x = torch.randn(3).as_subclass(samples.Tagged)  # (torch.compile records x.mul(2) here)
+    got = minidynamo.compile(samples.tagged_results, backend="eager")(x)
+    assert type(got) is samples.Tagged and torch.equal(got, samples.tagged_results(x))
 
 
 @pytest.mark.task("ch04.6")

@@ -22,7 +22,7 @@ import functools
 import operator
 import types
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import TYPE_CHECKING, Any, Iterable, Sequence
 
 import torch
 import torch.fx
@@ -33,6 +33,7 @@ from minidynamo.exc import (
     UNSUPPORTED_ATTRIBUTE,
     UNSUPPORTED_MUTATION,
     UNSUPPORTED_OPERATOR,
+    UNSUPPORTED_VALUE,
     graph_break,
     raise_observed,
 )
@@ -109,6 +110,47 @@ DATA_DEPENDENT_METHODS = frozenset({
     "item", "tolist", "__bool__", "__int__", "__float__", "__index__",
     "backward", "nonzero_static", "data_ptr",
 })
+
+
+def result_class(classes: Iterable[type]) -> type:
+    """The class of an operation's tensor results, from the classes of its tensor
+    arguments, as `Tensor.__torch_function__` converts them: the most derived subclass,
+    the one every other argument's class is a base of. A class whose
+    `__torch_function__` is disabled (`nn.Parameter`) takes no part: `p * 2` is a
+    Tensor. A subclass's own `__torch_function__` could answer anything, and unrelated
+    subclasses make eager PyTorch raise TypeError: both break the graph, and the
+    operation runs eagerly."""
+    overloaded = {cls for cls in classes if cls is not torch.Tensor
+                  and cls.__torch_function__ is not torch._C._disabled_torch_function_impl}
+    if not overloaded:
+        return torch.Tensor
+    derived = [cls for cls in overloaded if all(issubclass(cls, other) for other in overloaded)]
+    if not derived:
+        graph_break(UNSUPPORTED_VALUE, "an operation on tensors of unrelated subclasses "
+                    + ", ".join(sorted(cls.__qualname__ for cls in overloaded)))
+    if getattr(derived[0].__torch_function__, "__func__", None) is not DEFAULT_TORCH_FUNCTION:
+        graph_break(UNSUPPORTED_VALUE, f"an operation on a tensor of {derived[0].__qualname__}, "
+                    "a subclass with its own __torch_function__")
+    return derived[0]
+
+
+DEFAULT_TORCH_FUNCTION = torch.Tensor.__torch_function__.__func__
+
+# What `Tensor.__torch_function__` leaves unconverted (torch.overrides'
+# `get_default_nowrap_functions`: the getters of these attributes).
+NOWRAP_ATTRIBUTES = frozenset({"_base", "grad", "_grad"})
+
+
+def node_class(node: torch.fx.Node) -> type:
+    """The class of a node's tensor result (`result_class` of its inputs' classes), kept
+    in `node.meta["tensor_class"]` for the nodes that read it: a graph input's is its
+    real tensor's, set by `OutputGraph.add_graph_input`."""
+    if "tensor_class" not in node.meta:
+        unconverted = not contains_tensor(node.meta.get("example_value")) or (
+            node.target is getattr and node.args[1] in NOWRAP_ATTRIBUTES)
+        classes = (node_class(item) for item in node.all_input_nodes)
+        node.meta["tensor_class"] = torch.Tensor if unconverted else result_class(classes)
+    return node.meta["tensor_class"]
 
 
 def input_value(tx: Translator, tensor: TensorVariable) -> Any:

@@ -14,7 +14,7 @@ from torch._dynamo.source import FloatTensorSource
 from torch._guards import GuardSource
 from torch._guards import Source as TorchSource
 from torch.fx.experimental.symbolic_shapes import DimDynamic, StatelessSymbolicContext
-from minidynamo.sources import AttrSource, ChainedSource, Source
+from minidynamo.sources import AttrSource, ChainedSource, Source, TensorSizeSource
 
 # defined next to the exercises in the package:
 from minidynamo.shapes import DYNAMIC_INDICES, FrameSizes, STATIC_INDICES

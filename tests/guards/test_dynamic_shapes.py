@@ -244,6 +244,16 @@ def item_at(x, n):
     return x[n]  # torch.select(x, 0, n): indexing would specialize n through __index__
 
 
+def update_base_read_view(x, y):
+    x.add_(1)  # y sees it: a view of x, passed beside it
+    return y * 2
+
+
+def view_with_base(view):
+    return [lambda shape=shape: (lambda x: (x, view(x)))(t(*shape)) for shape in
+            ((3, 4), (5, 4), (6, 4))]
+
+
 def text_of_a_float(x, s):
     return x + 1, str(s * 0.0)  # a graph break: sympy's 0.0 has no sign, str(-0.0) has
 
@@ -272,6 +282,12 @@ CASES = [
     Case("range_of_an_int", loop_over_int, [lambda n=n: (t(2), n) for n in (2, 3, 4)]),
     Case("an_int_in_a_list", item_of_list, [lambda n=n: ([t(2), n],) for n in (3, 4, 5)]),
     Case("a_tensor_in_a_list", item_of_list, [lambda n=n: ([t(n), t(n)],) for n in (3, 4, 5)]),
+    # a view passed beside its base: its strides and storage offset can be symbols too
+    Case("a_row_passed_with_its_base", update_base_read_view, view_with_base(lambda x: x[1])),
+    Case("a_slice_passed_with_its_base", update_base_read_view, view_with_base(lambda x: x[1:])),
+    Case("a_transpose_passed_with_its_base", update_base_read_view,
+         view_with_base(lambda x: x.t())),
+    Case("a_slice_alone", double, [lambda n=n: (t(n, 2)[1:],) for n in (3, 5, 6)]),
     Case("a_bool_is_never_dynamic", scale, [lambda b=b: (t(2), b) for b in (True, False, True)]),
     Case("a_float_changes", scale, [lambda s=s: (t(3), s) for s in (0.5, 0.5, 0.7, 0.9, 2.5)],
          compiles=[1, 0, 1, 0, 0]),
