@@ -332,7 +332,28 @@ def test_a_dropped_fresh_function_with_a_break_releases_its_resume_entries(graph
     del fn
     collect()
     assert (live_entries(), alive(graphs)) == (0, [])
-    assert [name for name in namespace if name.startswith(("__compiled_fn", "__resume"))] == []
+    assert [name for name in namespace if name.startswith("__compiled_fn") or "resume" in name] == []
+
+
+def test_a_global_two_entries_share_stays_until_the_last_one_dies():
+    """Both entries call the same resume function, installed once in the module: the
+    first entry to die took it out, and the other raised NameError (chapter 7's lab
+    notebook). `cache.hold_globals` counts the holders; the last one removes it."""
+    namespace: dict[str, Any] = {"torch": torch}
+    source = "def halves(x):\n    y = x * 2\n    torch._dynamo.graph_break()\n    return y.cos()\n"
+    exec(compile(source, "<shared resume>", "exec"), namespace)
+    first, second = (lambda gm, inputs: gm.forward), (lambda gm, inputs: gm.forward)
+    compiled = [minidynamo.compile(namespace["halves"], backend=b) for b in (first, second)]
+    compiled[0](torch.ones(3))
+    compiled[1](torch.ones(3))
+    resume = [name for name in namespace if "resume" in name]
+    assert len(resume) == 1
+    del compiled[0], first
+    collect()
+    assert torch.equal(compiled[0](torch.ones(3)), torch.full((3,), 2.0).cos())
+    del compiled[0], second, namespace["halves"]
+    collect()
+    assert resume[0] not in namespace
 
 
 def test_a_dropped_closure_with_a_break_releases_its_resume_entries(graphs):
