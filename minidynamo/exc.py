@@ -271,6 +271,18 @@ REQUIRES_GRAD_RETURNED = BreakKind(
     torch_id="GB8985", torch_gb_type="requires_grad_() intermediate leaked as output",
 )
 
+GENERATOR_SUSPENDED_AT_A_BREAK = BreakKind(
+    "MD0024", "generator suspended at a break",
+    "A generator made while tracing was started and not finished where the graph breaks "
+    "(`it = gen(); next(it)`, then a break). Its paused frame cannot be rebuilt for the "
+    "code after the graph, and dropping it would skip its `finally` blocks, which eager "
+    "Python runs when the frame's locals go: the whole frame runs eagerly.",
+    "Exhaust or close the generator (`it.close()`) before the break, or move the break "
+    "out of the generator's lifetime.",
+    torch_note="torch has no entry: torch.compile 2.13 drops the generator at the break, "
+    "so its `finally` blocks never run",
+)
+
 
 # Every kind, by title: the catalogue page and explain() list them from here.
 CATALOGUE: dict[str, BreakKind] = {kind.title: kind for kind in (
@@ -296,6 +308,7 @@ CATALOGUE: dict[str, BreakKind] = {kind.title: kind for kind in (
     GENERATOR_CLOSED_BY_ITS_LAST_REFERENCE,
     REQUIRES_GRAD_AT_CREATION,
     REQUIRES_GRAD_RETURNED,
+    GENERATOR_SUSPENDED_AT_A_BREAK,
 )}
 
 

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any, Callable
 from minidynamo.bytecode import Instruction, create_instruction, opcodes, scan, stack_depths
 from minidynamo.bytecode.opcodes import jump_variant
 from minidynamo.codegen import PyCodegen
-from minidynamo.exc import BREAK_AT_A_STATEMENT_BOUNDARY, GENERATOR_CLOSED_BY_ITS_LAST_REFERENCE, GRAPH_BREAK_IN_LOOP, INLINING_TOO_DEEP, KEYS_CHANGED_DURING_ITERATION, UNSUPPORTED_PYTHON_FEATURE, Unsupported, graph_break, without_frames
+from minidynamo.exc import BREAK_AT_A_STATEMENT_BOUNDARY, GENERATOR_CLOSED_BY_ITS_LAST_REFERENCE, GENERATOR_SUSPENDED_AT_A_BREAK, GRAPH_BREAK_IN_LOOP, INLINING_TOO_DEEP, KEYS_CHANGED_DURING_ITERATION, UNSUPPORTED_PYTHON_FEATURE, Unsupported, graph_break, without_frames
 from minidynamo.resume import ResumeError, live_locals_at, original_location, resume_cache
 from minidynamo.resume.blocks import WITH_HANDLER, Blocks
 from minidynamo.translator.with_blocks import exit_blocks, run_inside_blocks

@@ -61,6 +61,7 @@ from minidynamo.codegen import PyCodegen
 from minidynamo.exc import (
     BREAK_AT_A_STATEMENT_BOUNDARY,
     GENERATOR_CLOSED_BY_ITS_LAST_REFERENCE,
+    GENERATOR_SUSPENDED_AT_A_BREAK,
     GRAPH_BREAK_IN_LOOP,
     INLINING_TOO_DEEP,
     KEYS_CHANGED_DURING_ITERATION,
@@ -97,7 +98,8 @@ POPPING_JUMPS = {"JUMP_IF_TRUE_OR_POP": "POP_JUMP_IF_TRUE",
 # Kinds of break that give up on the whole frame wherever they happen.
 WHOLE_FRAME_KINDS = frozenset({INLINING_TOO_DEEP, GRAPH_BREAK_IN_LOOP,
                                KEYS_CHANGED_DURING_ITERATION,
-                               GENERATOR_CLOSED_BY_ITS_LAST_REFERENCE})
+                               GENERATOR_CLOSED_BY_ITS_LAST_REFERENCE,
+                               GENERATOR_SUSPENDED_AT_A_BREAK})
 
 
 
@@ -174,6 +176,19 @@ class GraphBreakMixin:
             except Unsupported as loop_error:
                 loop_error.user_stack = list(error.user_stack)
                 raise loop_error from error
+
+    def refuse_suspended_generators(self: InstructionTranslator, error: Unsupported) -> None:
+        """A generator made while tracing and paused at a `yield` cannot cross a break:
+        its frame cannot be rebuilt after the graph, and dropped there its `finally`
+        would never run (MD0024: the whole frame runs eagerly)."""
+        if self.output.suspended_generators:
+            names = ", ".join(f"{tx.code.co_name}()" for tx in self.output.suspended_generators)
+            try:
+                graph_break(GENERATOR_SUSPENDED_AT_A_BREAK, f"{error.reason} (while {names} "
+                            f"is paused in {self.code.co_name}: skipping the frame)")
+            except Unsupported as refused:
+                refused.user_stack = list(error.user_stack)
+                raise refused from error
 
     def restorable_blocks(self: InstructionTranslator, inst: Instruction) -> bool:
         """Whether every block around `inst` is a grad-mode `with` block, which the
@@ -317,6 +332,7 @@ class GraphBreakMixin:
         What follows reads first and writes after (codegen.py): `store_state` reads the
         stack and the live locals into temporaries, then `write_back` replays the side
         effects and fills the frame's cells."""
+        self.refuse_suspended_generators(error)
         self.output.break_reason = without_frames(error)
         exit_blocks(self)  # the graph hands back the grad mode it was called with
         codegen = PyCodegen(self.output)

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import gc
 import inspect
+import itertools
 import math
 import sys
 import traceback
@@ -643,3 +644,39 @@ def test_a_view_passed_beside_its_base_compiles_dynamically_under_aot_eager(view
             got = compiled(mine, view(mine))
         assert_same_value(add_to_base_read_view(theirs, view(theirs)), got)
         assert_same_value(theirs, mine)
+
+
+def logging_generator(log, tag):
+    try:
+        yield 1
+        yield 2
+    finally:
+        log.append(tag)
+
+
+def paused_across_a_break(x, log):
+    it = logging_generator(log, "outer")
+    x = x + next(it)
+    torch._dynamo.graph_break()
+    return x * 2
+
+
+def paused_across_a_call_that_breaks(x, log):
+    it = logging_generator(log, "outer")
+    x = x + next(it)
+    for e in itertools.takewhile(lambda t: True, [0]):  # (not traced: a break)
+        x = x + e
+    return x
+
+
+@pytest.mark.parametrize("fn", [paused_across_a_break, paused_across_a_call_that_breaks],
+                         ids=lambda fn: fn.__name__)
+def test_a_generator_paused_at_a_break_still_runs_its_finally(fn):
+    """The paused generator was dropped at the break, so its `finally` never ran (eager
+    runs it when the frame's locals go; torch.compile drops it too). It cannot cross
+    the break: the whole frame runs eagerly (MD0024)."""
+    logs = []
+    same_as_eager(lambda x: (fn(x, logs.append([]) or logs[-1]), logs[-1]),
+                  lambda: (torch.ones(2),), lambda: (torch.ones(2),))
+    explanation = minidynamo.explain(fn)(torch.ones(2), [])
+    assert "MD0024" in str(explanation.break_reasons[0])
