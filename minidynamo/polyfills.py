@@ -230,6 +230,32 @@ def compress(data: Iterable[Any], selectors: Iterable[Any]) -> Iterator[Any]:
             yield item
 
 
+def takewhile(predicate: Callable[[Any], Any], iterable: Iterable[Any], /) -> Iterator[Any]:
+    """itertools.takewhile: the items up to the first one the predicate rejects."""
+    for item in iterable:
+        if not predicate(item):
+            return
+        yield item
+
+
+def dropwhile(predicate: Callable[[Any], Any], iterable: Iterable[Any], /) -> Iterator[Any]:
+    """itertools.dropwhile: the items from the first one the predicate rejects on."""
+    iterator = iter(iterable)
+    for item in iterator:
+        if not predicate(item):
+            yield item
+            break
+    yield from iterator
+
+
+def filterfalse(predicate: Callable[[Any], Any] | None, iterable: Iterable[Any], /
+                ) -> Iterator[Any]:
+    """itertools.filterfalse: the items the predicate (or truth, for None) rejects."""
+    for item in iterable:
+        if not (bool(item) if predicate is None else predicate(item)):
+            yield item
+
+
 def repeat(obj: Any, times: int | None = None) -> Iterator[Any]:
     """itertools.repeat: the object, `times` times or without end (read lazily)."""
     if times is None:

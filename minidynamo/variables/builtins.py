@@ -155,6 +155,8 @@ POLYFILLS: dict[Callable[..., Any], Callable[..., Any]] = {
     itertools.pairwise: polyfills.pairwise, itertools.compress: polyfills.compress,
     itertools.repeat: polyfills.repeat, itertools.cycle: polyfills.cycle,
     itertools.count: polyfills.count, itertools.groupby: polyfills.groupby,
+    itertools.takewhile: polyfills.takewhile, itertools.dropwhile: polyfills.dropwhile,
+    itertools.filterfalse: polyfills.filterfalse,
 }
 
 # pure builtins that may run at trace time on constant arguments

@@ -1188,6 +1188,17 @@ def accumulate_contiguous_strides(x):
     return x * len(strides), tuple(strides) == x.stride(), strides
 
 
+@case(t(4))
+def takewhile_leading_vectors(x):
+    """The tensors before the first that is not a vector, the rest after it, and the
+    indices a predicate rejects (`itertools.takewhile`, `dropwhile`, `filterfalse`)."""
+    tensors = [x, x * 2, x.reshape(2, 2), x + 1]
+    leading = list(itertools.takewhile(lambda each: each.dim() == 1, tensors))
+    rest = list(itertools.dropwhile(lambda each: each.dim() == 1, tensors))
+    even = list(itertools.filterfalse(lambda index: index % 2, range(5)))
+    return sum(leading), [each.shape for each in rest], even, list(itertools.filterfalse(None, [0, 2]))
+
+
 def repeat_zipped_with_rows(x, bias):
     rows = [x, x * 2, x * 3]
     return [row + b for row, b in zip(rows, itertools.repeat(bias))], list(itertools.repeat("pad", 2))
