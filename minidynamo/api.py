@@ -151,6 +151,19 @@ class OptimizedModule(torch.nn.Module):
             hold_globals(self, call.__globals__, installed)
         return runner
 
+    @property
+    def training(self) -> bool:  # type: ignore[override]
+        """The original module's flag, read and set (`compiled.training = False`), as on
+        torch.compile's OptimizedModule; `nn.Module.__init__`'s default is ignored."""
+        module = self.__dict__.get("_module")
+        return True if module is None else module.training
+
+    @training.setter
+    def training(self, value: bool) -> None:
+        module = self.__dict__.get("_module")
+        if module is not None:
+            module.training = value
+
     def __getattr__(self, name: str) -> Any:
         try:
             return super().__getattr__(name)
@@ -159,8 +172,7 @@ class OptimizedModule(torch.nn.Module):
 
     # set on the wrapper itself; any other attribute is the original module's
     OWN_ATTRIBUTES = frozenset({"_orig_mod", "_backend", "_fullgraph", "_dynamic", "_owner",
-                                "_module", "_hooked_call", "_inline_frame", "training",
-                                "__dict__"})
+                                "_module", "_hooked_call", "_inline_frame", "__dict__"})
 
     def __setattr__(self, name: str, value: Any) -> None:
         """`compiled.scale = 2` sets the original module's attribute, as on torch.compile's

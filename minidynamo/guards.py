@@ -386,9 +386,10 @@ class GuardSet:
         name = source.name()
         exact = type(value) in DICT_TYPES
         if keys is None:
-            keys = list(value.keys() if exact else dict.keys(value))
+            keys = list(value.keys()) if exact else raw_keys(value)
         expected = ", ".join(key_expression(key) for key in keys)
-        read = f"{name}.keys()" if exact else f"dict.keys({name})"
+        ordered = "___ordered_keys" if isinstance(value, collections.OrderedDict) else "dict.keys"
+        read = f"{name}.keys()" if exact else f"{ordered}({name})"
         code = f"list({read}) == [{expected}]"
         if any(type(key) is not str for key in keys):  # 1 == True == 1.0: their types too
             # one object and name for equal types: a repeat of the guard is the same guard
@@ -548,12 +549,21 @@ DICT_TYPES = (dict, collections.OrderedDict, collections.defaultdict, types.Mapp
 # Names every check function can use, besides the guards' own `refs`. In a check,
 # `__import__('torch.nn.functional')` is the module itself (an ImportSource's name), read
 # from `sys.modules`: a module that is not imported fails the guard.
+def raw_keys(value: Any) -> list[Any]:
+    """A dict's keys in the order its builtin type iterates them, whatever a subclass
+    overrides: an OrderedDict's own order (`move_to_end` changes it, not the order of
+    the dict underneath), a dict's insertion order."""
+    reader = collections.OrderedDict.keys if isinstance(value, collections.OrderedDict) else dict.keys
+    return list(reader(value))
+
+
 CHECK_GLOBALS: dict[str, Any] = {
     "__import__": sys.modules.__getitem__,
     "torch": torch,
     "Tensor": torch.Tensor,
     "___dispatch_keys": torch._C._dispatch_keys,
     "___dict_getitem": dict.__getitem__,
+    "___ordered_keys": collections.OrderedDict.keys,
     "___copysign": math.copysign,
     "___list_getitem": list.__getitem__,
     "___from_numpy": torch.as_tensor,  # a numpy array passed in, as its tensor

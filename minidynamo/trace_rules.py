@@ -55,6 +55,8 @@ def torch_rule(value: Any) -> str | None:
     so are `torch._dynamo.graph_break` and `skip_frame`, which torch disallows."""
     from torch._dynamo import trace_rules as torch_trace_rules
 
+    if not callable(value):  # (a module with a PEP 562 `__getattr__` answers `__module__`
+        return None          # with anything, which torch's lookup then fails on)
     if torch_trace_rules.is_callable_disallowed(value):
         return SKIP
     entry = torch_rules().get(id(value))

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any, Callable
 import numpy as np
 import torch
 from minidynamo.exc import UNSUPPORTED_VALUE, graph_break
-from minidynamo.guards import constant_guard_kind
+from minidynamo.guards import constant_guard_kind, raw_keys
 from minidynamo import polyfills
 from minidynamo.shapes import dynamic_dims, is_dynamic_float, is_dynamic_int
 from minidynamo.sources import AttrSource, DictGetItemSource, GenericAttrSource, GetItemSource, ListGetItemSource, NumpyTensorSource, Source, closure_cell_source, is_module_state

@@ -40,7 +40,7 @@ import numpy as np
 import torch
 
 from minidynamo.exc import UNSUPPORTED_VALUE, graph_break
-from minidynamo.guards import constant_guard_kind
+from minidynamo.guards import constant_guard_kind, raw_keys
 from minidynamo import polyfills
 from minidynamo.shapes import dynamic_dims, is_dynamic_float, is_dynamic_int
 from minidynamo.sources import (
@@ -173,7 +173,7 @@ class VariableBuilder:
         if self.source is None:
             return None
         self.guard("TYPE_MATCH", value)
-        keys = list(dict.keys(value) if isinstance(value, dict) else value.keys())
+        keys = raw_keys(value) if isinstance(value, dict) else list(value.keys())
         return functools.partial(self.output.guards.add, "DICT_KEYS", self.source, value, keys=keys)
 
     # -- children of containers: lazy, with item sources ------------------------
@@ -319,8 +319,9 @@ class VariableBuilder:
 
     def wrap_dict_subclass(self, value: dict) -> VariableTracker:
         """An instance of a user subclass of dict or OrderedDict: an object whose dict part
-        is read with the builtin lookup (`dict.__getitem__(d, key)`), never the subclass's."""
-        keys = list(dict.keys(value))
+        is read with the builtin lookup (`dict.__getitem__(d, key)`), never the subclass's;
+        its keys in the builtin's order (an OrderedDict's own, `raw_keys`)."""
+        keys = raw_keys(value)
         if not all(is_dict_key_value(key) for key in keys):
             graph_break(UNSUPPORTED_VALUE, "a dict whose keys are not all constants")
         keys_guard = self.keys_guard(value)

@@ -16,6 +16,7 @@ so the entry that follows is guarded by what the trace needed of the symbol).
 from __future__ import annotations
 
 import abc
+import collections
 import contextlib
 import dataclasses
 import re
@@ -759,7 +760,36 @@ def count_bools(x, items):
     return x + sum(type(item) is bool for item in items)
 
 
+def ordered_items(x, d):
+    for key, value in d.items():
+        x = x * value if key == "scale" else x + value
+    return x
+
+
+class Outputs(collections.OrderedDict):
+    """An OrderedDict subclass (transformers' ModelOutput is one)."""
+
+
+def moved(cls, *keys):
+    """`scale`, then `shift`; `move_to_end` changes an OrderedDict's own order, not the
+    order of the dict underneath."""
+    d = cls(scale=2.0, shift=1.0)
+    for key in keys:
+        d.move_to_end(key)
+    return d
+
+
 CASES = [
+    # the DICT_KEYS guard recorded the order of the dict underneath an OrderedDict: the
+    # entry for the moved order passed for the first order again (a subclass was also
+    # iterated in the wrong order)
+    Case("ordered_dict_moved_to_end", ordered_items,
+         same_then(lambda: (t(3), moved(collections.OrderedDict)),
+                   lambda: (t(3), moved(collections.OrderedDict, "scale"))),
+         torch_wrong=[1, 0, 1, 0, 0]),
+    Case("ordered_dict_subclass_moved_to_end", ordered_items,
+         same_then(lambda: (t(3), moved(Outputs)), lambda: (t(3), moved(Outputs, "scale"))),
+         torch_wrong=[1, 0, 1, 0, 0]),
     # a set guarded equal to {1} passed {True}: equal, but its item is another type
     Case("set_item_of_another_type", count_bools,
          same_then(lambda: (t(3), {1, "a"}), lambda: (t(3), {True, "a"})),

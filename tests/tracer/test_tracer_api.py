@@ -212,6 +212,25 @@ def test_compiled_module_behaves_like_the_module():
     assert not hasattr(model, "scale")
 
 
+def test_the_training_flag_of_a_compiled_module_is_the_originals():
+    """`compiled.training = True` set the wrapper's own flag, and the next call read the
+    module's, still False; on torch.compile's OptimizedModule it is the module's."""
+    class Dropping(torch.nn.Module):
+        def forward(self, x):
+            return x * (2 if self.training else 1)
+
+    for compile_fn in (torch.compile, minidynamo.compile):
+        model = Dropping().eval()
+        compiled = compile_fn(model, backend="eager")
+        x = torch.ones(2)
+        assert torch.equal(compiled(x), x) and compiled.training is False
+        compiled.training = True
+        assert model.training is True and compiled.training is True
+        assert torch.equal(compiled(x), x * 2)
+        compiled.eval()
+        assert (model.training, compiled.training) == (False, False)
+
+
 def test_reset_clears_the_counters():
     minidynamo.compile(lambda x: x + 1)(torch.ones(1))
     assert minidynamo.convert_frame.counters["frames"] >= 1

@@ -35,6 +35,7 @@ import itertools
 import math
 import sys
 import traceback
+import types
 import warnings
 from collections import namedtuple
 
@@ -680,3 +681,28 @@ def test_a_generator_paused_at_a_break_still_runs_its_finally(fn):
                   lambda: (torch.ones(2),), lambda: (torch.ones(2),))
     explanation = minidynamo.explain(fn)(torch.ones(2), [])
     assert "MD0024" in str(explanation.break_reasons[0])
+
+
+SETTINGS = types.ModuleType("settings_for_a_test")
+SETTINGS.SCALE = 2.0
+
+
+def scaled_by_settings(x):
+    return x * SETTINGS.SCALE
+
+
+def test_a_module_that_answers_every_name_through_getattr():
+    """After `del SETTINGS.SCALE` with a PEP 562 `__getattr__`, the next trace met a
+    module that answers `__module__` with a float: torch's trace rules failed on it
+    (an internal error). A value that cannot be called is no torch function."""
+    minidynamo.reset()
+    compiled = minidynamo.compile(scaled_by_settings, backend="eager")
+    try:
+        same_as_eager(scaled_by_settings, lambda: (torch.ones(2),))
+        SETTINGS.__getattr__ = lambda name: 7.0
+        del SETTINGS.SCALE
+        with strict_mode():
+            assert torch.equal(compiled(torch.ones(2)), torch.full((2,), 7.0))
+    finally:
+        SETTINGS.__dict__.pop("__getattr__", None)
+        SETTINGS.SCALE = 2.0
