@@ -45,7 +45,7 @@ from minidynamo.variables.iterators import LazyBuiltinIteratorVariable
 from minidynamo.variables.lists import BaseListVariable, ListVariable, RangeVariable, SliceVariable, TupleVariable, sorted_items
 from minidynamo.variables.numpy import is_ndarray_operation, ndarray_operator
 from minidynamo.variables.super_lookup import call_super
-from minidynamo.variables.sym_node import SymNodeVariable, specialized
+from minidynamo.variables.sym_node import SymNodeVariable, round_number, specialized
 from minidynamo.variables.tensor import TensorVariable
 if TYPE_CHECKING:
     from minidynamo.translator.base import InstructionTranslatorBase as Translator

@@ -79,7 +79,7 @@ from minidynamo.variables.lists import (
 )
 from minidynamo.variables.numpy import is_ndarray_operation, ndarray_operator
 from minidynamo.variables.super_lookup import call_super
-from minidynamo.variables.sym_node import SymNodeVariable, specialized
+from minidynamo.variables.sym_node import SymNodeVariable, round_number, specialized
 from minidynamo.variables.tensor import TensorVariable
 
 if TYPE_CHECKING:
@@ -357,7 +357,7 @@ def _len(tx: Translator, obj: VariableTracker) -> VariableTracker:
     if isinstance(obj, TensorVariable):
         if obj.example_value.dim() == 0:
             raise_observed(TypeError, "len() of a 0-d tensor")
-        return ConstantVariable(len(obj.example_value))
+        return tx.output.size_item(tx, obj, "size", 0, obj.example_value.size(0))  # may be a symbol
     if isinstance(obj, ConstantVariable):  # `len('ab')`; `len(5)` raises TypeError
         return fold(len, [obj.value], {})
     return obj.call_method(tx, "__len__", [], {})
@@ -776,7 +776,7 @@ BUILTIN_HANDLERS: dict[Callable[..., Any], Callable[..., VariableTracker]] = {
     sorted: _sorted,
     list: _list, tuple: _tuple, dict: _dict, set: _set, frozenset: _frozenset,
     bool: _bool, operator.not_: _not, operator.truth: _bool,
-    operator.is_: _is, operator.is_not: _is_not, abs: _abs, id: _id,
+    operator.is_: _is, operator.is_not: _is_not, abs: _abs, id: _id, round: round_number,
     min: functools.partial(_min_max, pick=min), max: functools.partial(_min_max, pick=max),
     int: _numeric_conversion(int), float: _numeric_conversion(float),
     str: _numeric_conversion(str), repr: _repr, format: _format, print: _print, super: call_super,

@@ -82,3 +82,19 @@ def specialized(variable: VariableTracker) -> VariableTracker:
     if isinstance(variable, SymNodeVariable):
         return ConstantVariable(variable.as_python_constant())
     return variable
+
+
+def round_number(tx: Any, number: VariableTracker, ndigits: VariableTracker | None = None
+                 ) -> VariableTracker:
+    """`round(s)` of a dynamic float stays a symbol, `s.__round__()` as a node, as
+    TorchDynamo records it; constants fold, anything else answers its `__round__`."""
+    from minidynamo.variables.base import constant_values
+    from minidynamo.variables.constant import fold
+
+    args = [number] if ndigits is None else [number, ndigits]
+    values = constant_values(args)
+    if values is not None:
+        return fold(round, values, {})
+    if isinstance(number, SymNodeVariable):
+        return tx.output.create_node(tx, "call_method", "__round__", args, {})
+    return number.call_method(tx, "__round__", args[1:], {})

@@ -17,6 +17,7 @@ allow-list plays the role of `is_torch_function`.
 from __future__ import annotations
 
 import functools
+import math
 import types
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Sequence
@@ -176,8 +177,14 @@ def changes_global_state(name: str, args: Sequence[VariableTracker] = ()) -> boo
 
 
 # Functions recorded as another, as torch.compile records them: in the graph an ndarray
-# is already a tensor (variables/numpy.py), so `torch.from_numpy(a)` is `torch.as_tensor(a)`.
-RECORDED_AS: dict[Any, Any] = {torch.from_numpy: torch.as_tensor}
+# is already a tensor (variables/numpy.py), so `torch.from_numpy(a)` is `torch.as_tensor(a)`;
+# `math.sqrt(n)` of a dynamic int is torch's `torch._sym_sqrt(n)` (one for each `math`
+# function its SymNode implements), a symbol, where `math.sqrt` would need the number.
+RECORDED_AS: dict[Any, Any] = {
+    torch.from_numpy: torch.as_tensor,
+    **{getattr(math, name[len("_sym_"):]): getattr(torch, name) for name in dir(torch)
+       if name.startswith("_sym_") and hasattr(math, name[len("_sym_"):])},
+}
 
 
 @dataclass(frozen=True, eq=False, repr=False)

@@ -12,6 +12,7 @@ eager's.
 from __future__ import annotations
 
 import dataclasses
+import math
 from typing import Any, Callable
 
 import pytest
@@ -244,6 +245,18 @@ def item_at(x, n):
     return x[n]  # torch.select(x, 0, n): indexing would specialize n through __index__
 
 
+def length_of(x):
+    return len(x), x + 1  # a dynamic size: the symbol, returned
+
+
+def root_of_an_int(x, n):
+    return x * math.sqrt(n), math.floor(n / 3), x * math.cos(n)  # torch._sym_sqrt(n) ...
+
+
+def rounded(x, s):
+    return x - round(s), round(s, 1)  # s.__round__(): a symbol
+
+
 def update_base_read_view(x, y):
     x.add_(1)  # y sees it: a view of x, passed beside it
     return y * 2
@@ -282,6 +295,10 @@ CASES = [
     Case("range_of_an_int", loop_over_int, [lambda n=n: (t(2), n) for n in (2, 3, 4)]),
     Case("an_int_in_a_list", item_of_list, [lambda n=n: ([t(2), n],) for n in (3, 4, 5)]),
     Case("a_tensor_in_a_list", item_of_list, [lambda n=n: ([t(n), t(n)],) for n in (3, 4, 5)]),
+    Case("len_of_a_dynamic_size", length_of, sizes((2, 2), (3, 2), (4, 2))),
+    Case("math_of_a_dynamic_int", root_of_an_int, [lambda n=n: (t(2), n) for n in (2, 3, 4, 5)]),
+    Case("round_of_a_dynamic_float", rounded,
+         [lambda s=s: (t(2), s) for s in (0.17, 2.5, 1.0, 1.3, -0.5)]),
     # a view passed beside its base: its strides and storage offset can be symbols too
     Case("a_row_passed_with_its_base", update_base_read_view, view_with_base(lambda x: x[1])),
     Case("a_slice_passed_with_its_base", update_base_read_view, view_with_base(lambda x: x[1:])),
