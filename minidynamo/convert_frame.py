@@ -69,6 +69,7 @@ from minidynamo.pinning import pinned_forms
 from minidynamo.logs import graph_breaks_log, guards_log, log, recompiles_log, recompiles_verbose_log
 from minidynamo.output_graph import Backend, OutputGraph
 from minidynamo.sources import install_modules
+from minidynamo.trace_rules import torch_skips_frame
 from minidynamo.translator import InstructionTranslator
 from minidynamo.variables.ctx_manager import restoring_grad_mode
 from minidynamo.variables.nn_module import has_hooks
@@ -296,11 +297,13 @@ def compile_module_call(module: torch.nn.Module, **options: Any) -> Any:
 
 
 def is_skipped_frame(function: types.FunctionType) -> bool:
-    """torch's own Python code, minidynamo's and the standard library's are not compiled
-    as frames (TorchDynamo's skip files, `trace_rules.py`)."""
-    module = function.__globals__.get("__name__", "") or ""
-    return module.split(".")[0] in ("torch", "minidynamo") or (
-        module.split(".")[0] in sys.stdlib_module_names)
+    """minidynamo's code and the standard library's are not compiled as frames, nor is
+    torch's where TorchDynamo's file rules skip it (`torch.nn`; not `torch.optim`:
+    `trace_rules.torch_skips_frame`)."""
+    module = (function.__globals__.get("__name__", "") or "").split(".")[0]
+    if module == "torch":
+        return torch_skips_frame(function.__code__)
+    return module == "minidynamo" or module in sys.stdlib_module_names
 
 
 def call_compiled(

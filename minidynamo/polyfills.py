@@ -16,6 +16,7 @@ Compare with TorchDynamo: `torch/_dynamo/polyfills/builtins.py` and
 
 from __future__ import annotations
 
+import contextlib
 from typing import Any, Callable, Iterable, Iterator
 
 _MISSING = object()
@@ -522,3 +523,10 @@ class GeneratorContextManager:
 def contextmanager_call(func: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Any:
     """What calling a `@contextlib.contextmanager` function does."""
     return GeneratorContextManager(func(*args, **kwargs))
+
+
+def ignored_profiler_context(*args: Any, **kwargs: Any) -> Any:
+    """`torch.profiler.record_function(name)` or `torch.profiler.profile(...)` made while
+    tracing: a context manager that does nothing, as TorchDynamo ignores them (an
+    optimizer's `step` enters one; its ops would work on a ScriptObject)."""
+    return contextlib.nullcontext()

@@ -15,13 +15,19 @@ A function the table does not name is decided by the namespace rule of
 `variables/torch.py` (public callables of `torch`, `torch.nn.functional`, ... are
 nodes). Answers are looked up by identity, once per object.
 
+A torch function reached natively (after a break, or called by a frame that runs
+eagerly) is compiled as a frame of its own unless torch.compile's file rules skip
+it as a frame (`torch_skips_frame`: `torch.nn` and most of torch are skipped,
+`torch.optim` is not, so an optimizer's `step` is compiled as torch compiles it).
+
 Compare with TorchDynamo: `torch/_dynamo/trace_rules.py` (`lookup`,
-`torch_name_rule_map`, `get_torch_obj_rule_map`).
+`torch_name_rule_map`, `get_torch_obj_rule_map`, `check_verbose`).
 """
 
 from __future__ import annotations
 
 import functools
+import types
 from typing import Any
 
 IN_GRAPH, INLINE, SKIP = "in_graph", "inline", "skip"
@@ -61,3 +67,13 @@ def torch_rule(value: Any) -> str | None:
         return SKIP
     entry = torch_rules().get(id(value))
     return entry[1] if entry is not None and entry[0] is value else None
+
+
+@functools.lru_cache(maxsize=4096)
+def torch_skips_frame(code: types.CodeType) -> bool:
+    """Whether torch.compile runs this frame of torch's own code eagerly, as a frame
+    (not inlined): its file rules (`MOD_SKIPLIST`, `MOD_INLINELIST`), asked once per
+    code object (torch's code lives as long as the process)."""
+    from torch._dynamo import trace_rules as torch_trace_rules
+
+    return torch_trace_rules.check_verbose(code, is_inlined_call=False).skipped

@@ -126,6 +126,10 @@ IDENTITY_SET_ITEMS = (type, types.FunctionType, types.BuiltinFunctionType)
 
 CONTEXTMANAGER_CODE = contextlib.contextmanager(lambda: None).__code__  # contextlib's `helper`
 
+# The profiler's context managers, ignored while tracing (`polyfills.ignored_profiler_context`)
+PROFILER_CONTEXTS = (torch.profiler.record_function, torch.autograd.profiler.record_function,
+                     torch.profiler.profile, torch.autograd.profiler.profile)
+
 
 def is_contextmanager_function(value: Any) -> bool:
     """A function made by `@contextlib.contextmanager` (its code is contextlib's helper)."""
@@ -397,6 +401,10 @@ class VariableBuilder:
         self.guard("ID_MATCH", value)
         return ExceptionClassVariable(value, source=self.source)
 
+    def wrap_profiler_context(self, value: type) -> VariableTracker:
+        self.guard("ID_MATCH", value)
+        return UserFunctionVariable(polyfills.ignored_profiler_context)
+
     def wrap_contextmanager_function(self, value: types.FunctionType) -> VariableTracker:
         """A `@contextlib.contextmanager` function: calling it is the polyfill's
         `contextmanager_call(generator_function, ...)` (chapter 8)."""
@@ -493,6 +501,7 @@ class VariableBuilder:
         (lambda v: type(v) in (set, frozenset), by_name("wrap_set")),
         (lambda v: type(v) is range, by_name("wrap_range")),
         (lambda v: isinstance(v, torch.nn.Module), by_name("wrap_module")),
+        (lambda v: any(v is cls for cls in PROFILER_CONTEXTS), by_name("wrap_profiler_context")),
         (is_tracing_state_function, by_name("wrap_tracing_state_function")),
         (is_frozen_function, by_name("wrap_frozen_function")),
         (is_torch_function, by_name("wrap_torch_function")),

@@ -153,6 +153,35 @@ def node_class(node: torch.fx.Node) -> type:
     return node.meta["tensor_class"]
 
 
+# In-place updates with a scale, decomposed as TorchDynamo does (its default
+# `enable_dynamo_decompositions`): `p.copy_(fma(a <op> b, scale, p))` with inductor's
+# `prims.fma`. ATen would read a tensor scale with `.item()` (Adam's `value=-step_size`).
+# name -> (the keyword of the scale, how the operands combine; None: one operand)
+FUSED_METHODS: dict[str, tuple[str, Any]] = {
+    "addcdiv_": ("value", torch.div), "addcmul_": ("value", torch.mul), "add_": ("alpha", None),
+}
+
+
+def fused_multiply_add(tx: Translator, tensor: TensorVariable, name: str,
+                       args: Sequence[VariableTracker], kwargs: dict[str, VariableTracker],
+                       ) -> VariableTracker | None:
+    """`tensor.<name>(...)` as a fused multiply-add, or None where torch keeps the call
+    (no scale; `add_` with a number for its alpha)."""
+    keyword, combine = FUSED_METHODS[name]
+    scale = kwargs.get(keyword)
+    if scale is None or set(kwargs) != {keyword} or len(args) != (1 if combine is None else 2):
+        return None
+    if combine is None and not isinstance(scale, TensorVariable):
+        return None
+    from torch._inductor import inductor_prims
+
+    product = args[0] if combine is None else tx.output.create_node(
+        tx, "call_function", combine, list(args), {})
+    fused = tx.output.create_node(tx, "call_function", inductor_prims.fma,
+                                  [product, scale, tensor], {})
+    return tensor.call_method(tx, "copy_", [fused], {})
+
+
 def input_value(tx: Translator, tensor: TensorVariable) -> Any:
     """The real tensor behind a graph input's tracker (None for a tensor made in the frame)."""
     return next((graph_input.value for graph_input in tx.output.graph_inputs
@@ -288,6 +317,10 @@ class TensorVariable(VariableTracker):
             graph_break(UNSUPPORTED_MUTATION, "Tensor.retain_grad() in the compiled frame")
         if name == "requires_grad_":
             return self.requires_grad_(tx, args, kwargs)
+        if name in FUSED_METHODS:  # p.addcdiv_(a, b, value=v): as TorchDynamo decomposes it
+            fused = fused_multiply_add(tx, self, name, args, kwargs)
+            if fused is not None:
+                return fused
         if name in RESIZE_METHODS or (self.source is not None and is_inplace_view(name)):
             graph_break(UNSUPPORTED_MUTATION, f"Tensor.{name}() changes the sizes or strides "
                         "of a tensor from outside the frame in place (TorchDynamo breaks too)")

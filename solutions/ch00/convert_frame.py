@@ -29,6 +29,7 @@ from minidynamo.pinning import pinned_forms
 from minidynamo.logs import graph_breaks_log, guards_log, log, recompiles_log, recompiles_verbose_log
 from minidynamo.output_graph import Backend, OutputGraph
 from minidynamo.sources import install_modules
+from minidynamo.trace_rules import torch_skips_frame
 from minidynamo.translator import InstructionTranslator
 from minidynamo.variables.ctx_manager import restoring_grad_mode
 from minidynamo.variables.nn_module import has_hooks

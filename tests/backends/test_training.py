@@ -15,6 +15,7 @@ reuses the first step's graphs.
 
 from __future__ import annotations
 
+import contextlib
 import copy
 
 import pytest
@@ -24,7 +25,7 @@ from models import zoo
 
 import minidynamo
 from minidynamo.backends import lookup_backend
-from minidynamo.testing import assert_same_value, strict_mode
+from minidynamo.testing import assert_same_value, compare_with_torch, strict_mode
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -208,3 +209,52 @@ def test_no_grad_regions_and_frozen_parameters_train_as_eager():
         if w is not None:
             torch.testing.assert_close(g, w)
     assert len(graphs) == 1
+
+
+def optimizer_steps(compile_fn, optimizer_class, **options):
+    """Three steps of a Linear model with the optimizer's `step` compiled (or not, for
+    None): the parameters after them and the graphs the step compiled."""
+    torch.manual_seed(0)
+    model = torch.nn.Linear(4, 2)
+    optimizer = optimizer_class(model.parameters(), lr=0.1, **options)
+    graphs = []
+    step = optimizer.step if compile_fn is None else compile_fn(
+        optimizer.step, backend=lambda gm, example_inputs: (graphs.append(gm), gm.forward)[1])
+    for _ in range(3):
+        optimizer.zero_grad()
+        model(torch.randn(3, 4)).pow(2).sum().backward()
+        with strict_mode() if compile_fn is minidynamo.compile else contextlib.nullcontext():
+            step()
+    return [p.detach().clone() for p in model.parameters()], len(graphs)
+
+
+@pytest.mark.parametrize("optimizer_class, options", [
+    (torch.optim.SGD, {"momentum": 0.9}), (torch.optim.Adam, {}),
+    (torch.optim.AdamW, {"weight_decay": 0.1})], ids=["sgd", "adam", "adamw"])
+def test_a_compiled_optimizer_step_is_captured_as_on_torch_compile(optimizer_class, options):
+    """`optimizer.step` compiled ran wholly eagerly: its profiler `record_function` is
+    ignored now, as TorchDynamo ignores it; `torch.optim`'s frames reached natively are
+    compiled as frames (torch's file rules skip `torch.nn`, not `torch.optim`); and
+    `p.addcdiv_(a, b, value=t)` with a tensor `t` is a fused multiply-add, not `.item()`."""
+    expected, _ = optimizer_steps(None, optimizer_class, **options)
+    torch._dynamo.reset()
+    _, their_graphs = optimizer_steps(torch.compile, optimizer_class, **options)
+    minidynamo.reset()
+    ours, our_graphs = optimizer_steps(minidynamo.compile, optimizer_class, **options)
+    assert our_graphs == their_graphs >= 1
+    for mine, eager in zip(ours, expected):
+        torch.testing.assert_close(mine, eager, rtol=1e-4, atol=1e-5)
+
+
+def scaled_updates(p, a, b, s):
+    p.addcdiv_(a, b, value=-s)
+    p.addcmul_(a, b, value=0.5)
+    p.add_(a, alpha=s)
+    p.add_(b, alpha=2)
+    return p
+
+
+def test_in_place_updates_with_a_tensor_scale_are_fused_as_in_torch():
+    comparison = compare_with_torch(scaled_updates, torch.ones(3), torch.arange(3.0),
+                                    torch.full((3,), 2.0), torch.tensor(0.5))
+    assert comparison.ok, comparison.report()
