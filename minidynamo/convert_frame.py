@@ -48,6 +48,7 @@ from typing import Any, Callable
 import torch
 from torch._dynamo.exc import TensorifyScalarRestartAnalysis
 from torch._dynamo.symbolic_convert import TensorifyState
+from torch.fx.experimental.symbolic_shapes import ConstraintViolationError
 
 from minidynamo import config
 from minidynamo.bytecode import Instruction, assemble, scan
@@ -376,6 +377,8 @@ def recompile(cache: FrameCache, fn: types.FunctionType, args: tuple, kwargs: di
         return internal_error(fn, error)
     try:
         return add_entry(cache, fn, new_code, output, backend, fullgraph, owner, dynamic)
+    except ConstraintViolationError:  # a dimension marked dynamic was specialized: the
+        raise                          # user's mark is wrong, as torch.compile says
     except Exception as error:  # the guards (torch's ShapeEnv on a NaN), the check function
         return internal_error(fn, error)
     finally:

@@ -62,6 +62,7 @@ from minidynamo.exc import (
 )
 from minidynamo.guards import GuardSet
 from minidynamo.shapes import (
+    DYNAMIC_INDICES,
     FrameSizes,
     dynamic_dims as dynamic_dims_of,
     float_tensor_source,
@@ -140,6 +141,7 @@ class OutputGraph:
         # the same input: ints are not tracked by identity as tensors are
         self.scalar_inputs: dict[Source, SymNodeVariable] = {}
         self.tracked_fakes: list[tuple[Any, Source]] = []  # what the shape guards are about
+        self.input_contexts: dict[int, Any] = {}  # id(fake) -> how it was sized (its marks)
         self.side_effects = SideEffects(self)
         self.guards = GuardSet(user_line=self.user_line)  # what this trace assumed (ch 9)
         self._user_line: tuple[tuple, str] = ((None, None), "")  # (code, instruction), text
@@ -190,6 +192,7 @@ class OutputGraph:
         self._user_line = (None, None), ""
         self.realized_inputs.clear()
         self.tracked_fakes.clear()
+        self.input_contexts.clear()
         self.scalar_inputs.clear()
         self.fakes_before_set_data.clear()
         self.translators.clear()
@@ -223,7 +226,8 @@ class OutputGraph:
         if self.shape_env.backed_var_to_val:  # a symbol was made: sizes, ints or floats
             fakes, sources = zip(*self.tracked_fakes)
             expressions = self.shape_env.produce_guards(
-                list(fakes), [shape_env_source(source) for source in sources])
+                list(fakes), [shape_env_source(source) for source in sources],
+                input_contexts=[self.input_contexts.get(id(fake)) for fake in fakes])
             for expression in expressions:
                 self.guards.shape_env(expression)
         return self.guards
@@ -300,9 +304,11 @@ class OutputGraph:
         if not any(dynamic_dims):
             example = self.fake_mode.from_tensor(value, static_shapes=True)
         else:
-            example = self.fake_mode.from_tensor(
-                value, source=shape_env_source(source),
-                symbolic_context=symbolic_context(dynamic_dims, base_context))
+            marked = getattr(value, DYNAMIC_INDICES, ())
+            context = symbolic_context(dynamic_dims, base_context, marked)
+            example = self.fake_mode.from_tensor(value, source=shape_env_source(source),
+                                                 symbolic_context=context)
+            self.input_contexts[id(example)] = context  # its marks: `produce_guards` checks them
         for symbol_source, size in symbolic_properties(source, example):
             if isinstance(size.node.expr, sympy.Symbol) and size.node.expr not in self.symbol_nodes:
                 with self.graph.inserting_before(node):

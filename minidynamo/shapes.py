@@ -47,7 +47,11 @@ import torch
 from torch._dynamo.source import FloatTensorSource
 from torch._guards import GuardSource
 from torch._guards import Source as TorchSource
-from torch.fx.experimental.symbolic_shapes import DimDynamic, StatelessSymbolicContext
+from torch.fx.experimental.symbolic_shapes import (
+    DimDynamic,
+    RelaxedUnspecConstraint,
+    StatelessSymbolicContext,
+)
 
 from minidynamo.sources import AttrSource, ChainedSource, Source, TensorSizeSource
 
@@ -173,16 +177,20 @@ def unspecialized_int_source(source: Source, module_sources: Collection[Source] 
     return source.is_local()
 
 
-def symbolic_context(dims: Iterable[bool], view_base: StatelessSymbolicContext | None = None
-                     ) -> StatelessSymbolicContext:
+def symbolic_context(dims: Iterable[bool], view_base: StatelessSymbolicContext | None = None,
+                     marked: Collection[int] = ()) -> StatelessSymbolicContext:
     """How torch's `FakeTensorMode.from_tensor` should size a tensor: a symbol per
     dynamic dimension, strides inferred from the sizes; for a view, its base's context
-    (`view_base`: the base is made first, and the view from it)."""
+    (`view_base`: the base is made first, and the view from it). A dimension `marked`
+    dynamic by the user must stay a symbol: the ShapeEnv raises ConstraintViolationError
+    when the guards are made if the trace specialized it, as under torch.compile."""
     dims = list(dims)
     return StatelessSymbolicContext(
         dynamic_sizes=[DimDynamic.DYNAMIC if dim else DimDynamic.STATIC for dim in dims],
         dynamic_strides=[DimDynamic.INFER_STRIDE for _ in dims],
-        constraint_sizes=[None for _ in dims],
+        constraint_sizes=[RelaxedUnspecConstraint(warn_only=False)
+                          if dim and index in marked else None
+                          for index, dim in enumerate(dims)],
         constraint_strides=[None for _ in dims],
         view_base_context=view_base,
     )

@@ -34,6 +34,7 @@ from typing import Any, Callable
 import torch
 from torch._dynamo.exc import TensorifyScalarRestartAnalysis
 from torch._dynamo.symbolic_convert import TensorifyState
+from torch.fx.experimental.symbolic_shapes import ConstraintViolationError
 from minidynamo import config
 from minidynamo.bytecode import Instruction, assemble, scan
 from minidynamo.bytecode.opcodes import SUSPENDS

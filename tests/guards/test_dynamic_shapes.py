@@ -19,6 +19,7 @@ import pytest
 import torch
 import torch._dynamo
 import torch._dynamo.utils
+from torch.fx.experimental.symbolic_shapes import ConstraintViolationError
 
 import minidynamo
 from minidynamo import cache, convert_frame
@@ -433,6 +434,28 @@ def test_recompile_reasons_name_the_shape_guard_as_torch_does():
     assert ours == theirs == ["0/0: tensor 'x' size mismatch at index 0. expected 3, actual 5",
                               "0/1: 2 <= x.size()[0]",
                               "0/0: tensor 'x' size mismatch at index 0. expected 3, actual 1"]
+
+
+def rows_unrolled(x):
+    total = x[0]
+    for row in x[1:]:  # the number of rows, needed as a number: specialized
+        total = total + row
+    return total
+
+
+@pytest.mark.parametrize("compile_fn, mark", [(minidynamo.compile, minidynamo.mark_dynamic),
+                                              (torch.compile, torch._dynamo.mark_dynamic)],
+                         ids=["minidynamo", "torch"])
+def test_a_marked_dimension_that_the_trace_specializes_is_an_error(compile_fn, mark):
+    """The user said the dimension is dynamic; the trace needs its value: the ShapeEnv's
+    check of the mark raises ConstraintViolationError, as on torch.compile (minidynamo
+    specialized it silently)."""
+    minidynamo.reset()
+    torch._dynamo.reset()
+    x = t(4, 3)
+    mark(x, 0)
+    with pytest.raises(ConstraintViolationError, match=r"L\['x'\]\.size\(\)\[0\]"):
+        compile_fn(rows_unrolled, backend="eager")(x)
 
 
 @pytest.mark.parametrize("mark", [minidynamo.mark_dynamic, torch._dynamo.mark_dynamic],
