@@ -44,7 +44,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository's
 import minidynamo  # noqa: E402
 from minidynamo.testing import MINIDYNAMO_BREAKS_LOGGER, CompileCounter  # noqa: E402
 from replay import ReplayingBackend  # noqa: E402  (benchmarks/replay.py)
-from minidynamo.testing import _capture_log as capture_log  # noqa: E402
+from minidynamo.trace_logs import capture_log  # noqa: E402
 from tests.models.zoo import CASES  # noqa: E402
 
 

@@ -57,6 +57,8 @@ class Reads:
         if name in self.locals:
             return self.locals[name]
         expression = self._direct_read(source, lines)
+        if expression is None and isinstance(getattr(source, "index", None), Source):
+            expression = f"{self.local(source.base, lines)}[{self.local(source.index, lines)}]"
         if expression is None:
             base = getattr(source, "base", None)
             expression = name

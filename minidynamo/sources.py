@@ -303,14 +303,44 @@ class TypeSource(ChainedSource):
 class GetItemSource(ChainedSource):
     """An item of the base value: `L['xs'][0]`, `L['d']['key']`."""
 
-    index: Any  # a constant: int, str, or another hashable Python constant
+    # a constant (int, str, another hashable Python constant), or the source of a key
+    # that hashes by identity (`DictKeySource`): `L['d'][list(dict.keys(L['d']))[0]]`
+    index: Any
 
     def name(self) -> str:
         return f"{self.base.name()}[{key_expression(self.index)}]"
 
     def reconstruct(self) -> list[Instruction]:
+        index = self.index.reconstruct() if isinstance(self.index, Source) else [
+            create_instruction("LOAD_CONST", argval=self.index)]
+        return [*self.base.reconstruct(), *index, create_instruction("BINARY_SUBSCR")]
+
+
+@dataclass(frozen=True)
+class DictKeySource(ChainedSource):
+    """The key at a position of a dict, in the dict's own storage order:
+    `list(dict.keys(L['d']))[0]` (TorchDynamo's `ConstDictKeySource`). A key that is
+    not a constant (a tensor, a module) is reached this way, and its value through it."""
+
+    index: int
+
+    def name(self) -> str:
+        return f"list(dict.keys({self.base.name()}))[{self.index}]"
+
+    def reconstruct(self) -> list[Instruction]:
         return [
+            create_instruction("PUSH_NULL"),
+            *ImportSource("builtins").reconstruct(),
+            create_instruction("LOAD_ATTR", argval="list"),
+            create_instruction("PUSH_NULL"),
+            *ImportSource("builtins").reconstruct(),
+            create_instruction("LOAD_ATTR", argval="dict"),
+            create_instruction("LOAD_ATTR", argval="keys"),
             *self.base.reconstruct(),
+            create_instruction("PRECALL", arg=1),
+            create_instruction("CALL", arg=1),
+            create_instruction("PRECALL", arg=1),
+            create_instruction("CALL", arg=1),
             create_instruction("LOAD_CONST", argval=self.index),
             create_instruction("BINARY_SUBSCR"),
         ]
@@ -324,7 +354,10 @@ LITERAL_TYPES = (int, float, str, bytes, bool, type(None))
 
 
 def key_expression(key: Any) -> str:
-    """How guard code spells a dict key or an index: its literal, or a registered name."""
+    """How guard code spells a dict key or an index: its literal, the name of a key's
+    source, or a registered name."""
+    if isinstance(key, Source):
+        return key.name()
     if isinstance(key, LITERAL_TYPES) or (
             isinstance(key, tuple) and all(isinstance(item, LITERAL_TYPES) for item in key)):
         return repr(key)

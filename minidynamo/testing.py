@@ -30,10 +30,8 @@ import copy
 import dataclasses
 import enum
 import importlib
-import logging
 import math
 import os
-import sys
 import traceback
 import types
 from collections.abc import Callable, Iterator, Sequence
@@ -52,9 +50,9 @@ __all__ = [  # in the order of this file
 ]  # fmt: skip
 
 
-TORCH_TRACE_LOGGER = "torch._dynamo.symbolic_convert.__trace_bytecode"
-MINIDYNAMO_TRACE_LOGGER = "minidynamo.trace_bytecode"
-MINIDYNAMO_BREAKS_LOGGER = "minidynamo.graph_breaks"
+from minidynamo.trace_logs import (  # noqa: F401  (re-exported: trace logs as data)
+    MINIDYNAMO_BREAKS_LOGGER, TraceLine, capture_log, capture_trace, trace_opnames,
+)
 
 
 ## Backends ############################################################################
@@ -258,10 +256,21 @@ def _describe_sequence(expected: Sequence, actual: Sequence, path: str, seen: se
 
 
 def _describe_dict(expected: dict, actual: dict, path: str, seen: set) -> str | None:
-    if list(expected) != list(actual):
-        return f"{path}: expected keys {list(expected)!r}, got {list(actual)!r}"
-    for key in expected:
-        difference = _describe(expected[key], actual[key], f"{path}[{key!r}]", seen)
+    """Keys that each run copies (tensors, modules, objects hashed by identity) are
+    compared in order with the values, as the copies of one dict; others by equality."""
+    if all(isinstance(key, (str, int, float, bytes, tuple, type(None))) for key in expected):
+        if list(expected) != list(actual):
+            return f"{path}: expected keys {list(expected)!r}, got {list(actual)!r}"
+        pairs = [(f"{path}[{key!r}]", expected[key], actual[key]) for key in expected]
+    elif len(expected) != len(actual):
+        return f"{path}: expected {len(expected)} keys, got {len(actual)}"
+    else:
+        pairs = [(f"{path}.{part}()[{position}]", left, right)
+                 for part in ("keys", "values")
+                 for position, (left, right) in enumerate(zip(getattr(expected, part)(),
+                                                              getattr(actual, part)()))]
+    for where, left, right in pairs:
+        difference = _describe(left, right, where, seen)
         if difference is not None:
             return difference
     return None
@@ -393,7 +402,7 @@ def run_minidynamo(
     a name is handed over as it is, so minidynamo's own backend lookup is tested."""
     api = _minidynamo_api()
     api.reset()
-    with strict_mode(strict), _capture_log(MINIDYNAMO_BREAKS_LOGGER, str, silence=False) as breaks:
+    with strict_mode(strict), capture_log(MINIDYNAMO_BREAKS_LOGGER, str, silence=False) as breaks:
         result = _run_compiled("minidynamo", api.compile, fn, calls, fullgraph, dynamic, backend)
     result.graph_breaks = breaks
     return result
@@ -705,16 +714,6 @@ def assert_same_as_torch(
 ## Trace logs ########################################################################
 
 
-@dataclasses.dataclass(frozen=True)
-class TraceLine:
-    """One ``TRACE`` line of a bytecode trace log: the opcode, the rest of the line
-    (argument and stack), and the inlining depth of its frame (0: the root frame)."""
-
-    opname: str
-    text: str
-    depth: int = 0
-
-
 def torch_trace_log(fn: Callable, *args: Any, **kwargs: Any) -> list[TraceLine]:
     """TorchDynamo's ``trace_bytecode`` log (``TORCH_LOGS=trace_bytecode``) of
     compiling and calling ``fn(*args, **kwargs)`` once, eager backend."""
@@ -732,69 +731,3 @@ def minidynamo_trace_log(fn: Callable, *args: Any, **kwargs: Any) -> list[TraceL
     with strict_mode(), capture_trace("minidynamo") as lines:
         api.compile(fn, backend="eager")(*copy.deepcopy(args), **copy.deepcopy(kwargs))
     return lines
-
-
-def capture_trace(tracer: str = "minidynamo") -> contextlib.AbstractContextManager[list[TraceLine]]:
-    """``with capture_trace() as lines:`` collects the ``TRACE`` lines that
-    ``tracer`` ("minidynamo" or "torch") logs inside the block, printing none."""
-    logger_name = {"minidynamo": MINIDYNAMO_TRACE_LOGGER, "torch": TORCH_TRACE_LOGGER}[tracer]
-    return _capture_log(logger_name, _trace_line)
-
-
-@contextlib.contextmanager
-def _capture_log(logger_name: str, convert: Callable, *, silence: bool = True) -> Iterator[list]:
-    """Switch a logger on (level DEBUG) and collect ``convert(message)`` of each of
-    its records (None: skipped). With ``silence`` nothing else sees the records.
-
-    The trace and graph-break logs of both tracers are plain ``logging`` loggers
-    checked with ``isEnabledFor(DEBUG)``, so this is what ``set_logs`` does too."""
-    handler, logger = _ListHandler(convert), logging.getLogger(logger_name)
-    saved = logger.level, logger.propagate, logger.handlers
-    logger.handlers = [handler] if silence else [*logger.handlers, handler]
-    logger.propagate = logger.propagate and not silence
-    logger.setLevel(logging.DEBUG)  # setLevel, not assignment: it clears logging's cache
-    try:
-        yield handler.items
-    finally:
-        logger.setLevel(saved[0])
-        logger.propagate, logger.handlers = saved[1:]
-
-
-class _ListHandler(logging.Handler):
-    def __init__(self, convert: Callable) -> None:
-        super().__init__(level=logging.DEBUG)
-        self.convert, self.items = convert, []
-
-    def emit(self, record: logging.LogRecord) -> None:
-        item = self.convert(record.getMessage())
-        if item is not None:
-            self.items.append(item)
-
-
-def _trace_line(message: str) -> TraceLine | None:
-    """``TRACE OPNAME rest`` as a TraceLine (with its inlining depth), else None."""
-    if not message.startswith("TRACE "):
-        return None
-    opname, _, text = message[len("TRACE "):].partition(" ")
-    return TraceLine(opname, text, _inlining_depth())
-
-
-def _inlining_depth() -> int:
-    """The inlining depth of the translator that is logging: the number of distinct
-    translators (objects of a class named ``*Translator*``) on the Python stack,
-    less one. Both tracers inline a call by running a child translator inside the
-    parent's CALL handler, so the stack holds one translator per inlined frame;
-    the log lines themselves do not say which frame they belong to."""
-    translators = set()
-    frame = sys._getframe(1)
-    while frame is not None:
-        candidate = frame.f_locals.get("self")
-        if "Translator" in type(candidate).__name__:
-            translators.add(id(candidate))
-        frame = frame.f_back
-    return max(len(translators) - 1, 0)
-
-
-def trace_opnames(lines: Sequence[TraceLine], *, root_only: bool = False) -> list[str]:
-    """The opcode names of a trace log, optionally of the root frame only."""
-    return [line.opname for line in lines if not root_only or line.depth == 0]

@@ -59,6 +59,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("convert_frame",),  # ch07, 09
     ("backends",),  # ch10
     ("api",),
+    ("trace_logs",),  # trace logs as data: the testing helpers read them
     ("__init__", "scan", "testing", "stack_oracle"),  # entry points and tools: may import anything
     ("fuzz",),  # the differential fuzzer (ch07): runs programs through testing's helpers
 ]

@@ -46,6 +46,7 @@ from minidynamo.shapes import dynamic_dims, is_dynamic_float, is_dynamic_int
 from minidynamo.sources import (
     AttrSource,
     DictGetItemSource,
+    DictKeySource,
     GenericAttrSource,
     GetItemSource,
     ListGetItemSource,
@@ -77,6 +78,7 @@ from minidynamo.variables.functions import (
     UserMethodVariable,
 )
 from minidynamo.variables.frozen import FrozenFunctionVariable, is_frozen_function
+from minidynamo.variables.keys import ObjectKey, hashes_by_identity
 from minidynamo.variables.lazy import LazyVariableTracker, build_lazily
 from minidynamo.variables.lists import (
     ListPartVariable,
@@ -286,11 +288,12 @@ class VariableBuilder:
         return self.output.side_effects.track_existing(value, variable)
 
     def wrap_dict(self, value: dict) -> VariableTracker:
-        if not all(is_dict_key_value(key) for key in value):
-            graph_break(UNSUPPORTED_VALUE, "a dict whose keys are not all constants")
-        keys_guard = self.keys_guard(value)
-        # over a copy: a module's globals gain the names the trace installs meanwhile
-        items = {key: self.child(item, key) for key, item in list(value.items())}
+        if all(is_dict_key_value(key) for key in value):
+            keys_guard = self.keys_guard(value)
+            # over a copy: a module's globals gain the names the trace installs meanwhile
+            items = {key: self.child(item, key) for key, item in list(value.items())}
+        else:
+            keys_guard, items = self.object_keyed_items(value)
         factory = getattr(value, "default_factory", None)
         factory_source = AttrSource(self.source, "default_factory") if self.source else None
         factory_variable = None if factory is None else VariableBuilder(
@@ -299,6 +302,35 @@ class VariableBuilder:
             items, type(value), factory_variable, keys_guard, source=self.source,
             object_id=new_object_id(), storage_of=self.storage_of(value))
         return self.output.side_effects.track_existing(value, variable)
+
+    def object_keyed_items(
+        self, value: dict
+    ) -> tuple[Callable[[], None] | None, dict[Any, VariableTracker]]:
+        """The entries of a dict with keys that hash by identity (a tensor, a module, a
+        plain object: an optimizer's `self.state[p]`), as TorchDynamo builds them: such a
+        key is reached by its position, `list(dict.keys(d))[i]`, and realized now (the
+        same object reached from two sources gets a DUPLICATE_INPUT guard); its value
+        by `d[that key]`, lazily. A lookup that finds the key or rules it out makes the
+        aliasing guards keep it distinct from other objects (`ConstDictVariable.same_key`);
+        the length is guarded when the trace reads every key."""
+        if self.source is None or not all(
+                is_dict_key_value(key) or hashes_by_identity(key) for key in value):
+            graph_break(UNSUPPORTED_VALUE, "a dict whose keys are not all constants "
+                        "or objects hashed by identity")
+        self.guard("TYPE_MATCH", value)
+        position = {id(key): index for index, key in enumerate(dict.keys(value))}
+        items: dict[Any, VariableTracker] = {}
+        for key, item in list(value.items()):  # the dict's own order (an OrderedDict's)
+            if is_dict_key_value(key):
+                items[key] = self.child(item, key)
+                continue
+            key_source = DictKeySource(self.source, position[id(key)])
+            identity = ("object", id(key))
+            python_key = ObjectKey(identity, hash(identity), LazyVariableTracker(
+                key, self.output, source=key_source).realize())
+            items[python_key] = LazyVariableTracker(
+                item, self.output, source=GetItemSource(self.source, key_source))
+        return functools.partial(self.output.guards.add, "LENGTH_CHECK", self.source, value), items
 
     def storage_of(self, value: dict) -> str | None:
         """What `value` stores, when it is a module's globals (the frame's own, or one of

@@ -35,7 +35,7 @@ from minidynamo.variables.base import (
 )
 from minidynamo.variables.constant import ConstantVariable, constant
 from minidynamo.variables.iterators import ListIteratorVariable, container_iterator
-from minidynamo.variables.keys import as_key, is_constant_key, key_variable
+from minidynamo.variables.keys import ObjectKey, as_key, is_constant_key, key_variable
 from minidynamo.variables.lists import ListVariable, TupleVariable
 
 if TYPE_CHECKING:
@@ -96,9 +96,19 @@ class ConstDictVariable(VariableTracker):
                 tx.output.guards.add("DICT_CONTAINS", self.source, key, present=value is not None,
                                      builtin=self.builtin_lookup, read=read,
                                      plain=self.dict_class is dict)
-            else:
+            elif value is None or not isinstance(key, ObjectKey):
                 self.guard_all_keys()
+                self.keep_keys_distinct(tx)
         return value
+
+    def keep_keys_distinct(self, tx: Translator) -> None:
+        """Keys from outside that hash by identity (`list(dict.keys(d))[0]`), all ruled
+        out by a lookup: the aliasing guards keep them distinct from the key looked up.
+        (A key found is the looked-up object itself: its two sources get a
+        DUPLICATE_INPUT guard.)"""
+        for key in self.entries:
+            if isinstance(key, ObjectKey) and key.variable.source is not None:
+                tx.output.identity_keys.add(key.variable.source)
 
     def python_type(self) -> type:
         return self.dict_class

@@ -30,6 +30,8 @@ import dataclasses
 import types
 from typing import TYPE_CHECKING, Any
 
+import torch
+
 from minidynamo.exc import UNSUPPORTED_OPERATOR, graph_break, raise_observed
 from minidynamo.variables.base import VariableTracker
 from minidynamo.variables.constant import constant
@@ -39,6 +41,7 @@ from minidynamo.variables.tensor import TensorVariable
 from minidynamo.variables.user_defined import UserDefinedObjectVariable
 
 if TYPE_CHECKING:
+    from minidynamo.output_graph import OutputGraph
     from minidynamo.translator.base import InstructionTranslatorBase as Translator
 
 
@@ -61,7 +64,13 @@ class ObjectKey:
 
 def as_key(tx: Translator, variable: VariableTracker) -> Any:
     """The Python value `variable` is hashed as, when it is a dict key or a set element."""
-    variable = tx.output.side_effects.latest(variable.realize())
+    return key_of(tx.output, variable)
+
+
+def key_of(output: OutputGraph, variable: VariableTracker) -> Any:
+    """`as_key` for a trace's output graph: what the builder uses for the keys of a dict
+    from outside, before any instruction reads them."""
+    variable = output.side_effects.latest(variable.realize())
     if variable.is_python_constant():
         key = variable.as_python_constant()
         try:
@@ -70,15 +79,24 @@ def as_key(tx: Translator, variable: VariableTracker) -> Any:
             raise_observed(TypeError, f"unhashable type: {type(key).__name__!r}")
         return key
     if isinstance(variable, TupleVariable) and variable.python_type() is tuple:
-        return tuple(as_key(tx, item) for item in variable.items)
+        return tuple(key_of(output, item) for item in variable.items)
     if _is_frozen_dataclass(variable):
-        fields = tuple(as_key(tx, variable.attributes[field.name])
+        fields = tuple(key_of(output, variable.attributes[field.name])
                        for field in dataclasses.fields(variable.cls) if field.compare)
         return ObjectKey((variable.cls, fields), hash(fields), variable)
-    identity = _identity(tx, variable)
+    identity = _identity(output, variable)
     if identity is None:
         graph_break(UNSUPPORTED_OPERATOR, f"using {variable} as a dict key or set element")
     return ObjectKey(identity, hash(identity), variable)
+
+
+def hashes_by_identity(value: Any) -> bool:
+    """A value whose hash and `==` are its identity's, as a tensor's hash is, a module's,
+    and a plain object's: a dict keyed by it finds an entry only under that object."""
+    cls = type(value)
+    if isinstance(value, torch.Tensor):
+        return cls.__hash__ is torch.Tensor.__hash__
+    return cls.__hash__ is object.__hash__ and cls.__eq__ is object.__eq__
 
 
 def key_variable(key: Any) -> VariableTracker:
@@ -97,29 +115,32 @@ def is_constant_key(key: Any) -> bool:
     return not isinstance(key, ObjectKey)
 
 
-def _identity(tx: Translator, variable: VariableTracker) -> tuple | None:
+def _identity(output: OutputGraph, variable: VariableTracker) -> tuple | None:
     """What an object hashed by identity is compared by: its real object, else the
-    object made while tracing."""
+    object made while tracing. A graph input is its real tensor, as a key of a dict
+    from outside is before it is realized (`VariableBuilder.object_keyed_items`)."""
     if isinstance(variable, TensorVariable):
         node = variable.node
         if node.op != "placeholder":
             return None
         if variable.source is not None:  # kept distinct or one by the aliasing guards
-            tx.output.identity_keys.add(variable.source)
-        return ("graph input", node)
+            output.identity_keys.add(variable.source)
+        real = next(graph_input.value for graph_input in output.graph_inputs
+                    if graph_input.node is node)  # one placeholder per real tensor
+        return ("object", id(real))
     if not isinstance(variable, (NNModuleVariable, UserDefinedObjectVariable)):
         return None
     cls = variable.python_type()
     if cls.__eq__ is not object.__eq__ or cls.__hash__ is not object.__hash__:
         return None
-    real = real_object(tx, variable, guard=False)
+    real = real_object(None, variable, guard=False)
     if real is None:
         return ("made while tracing", variable.object_id)
     # Only which keys are the same object matters, not which objects they are: the
     # aliasing guards keep that (`OutputGraph.finish_guards`), so the next call's
     # model, a copy of this one, reuses the entry (as on torch.compile).
     if variable.source is not None:
-        tx.output.identity_keys.add(variable.source)
+        output.identity_keys.add(variable.source)
     return ("object", id(real))
 
 
@@ -128,11 +149,11 @@ def _identity(tx: Translator, variable: VariableTracker) -> tuple | None:
 IDENTITY_CONSTANTS = (type, types.FunctionType, types.BuiltinFunctionType, types.ModuleType)
 
 
-def real_object(tx: Translator, variable: VariableTracker, guard: bool = True) -> Any:
+def real_object(tx: Translator | None, variable: VariableTracker, guard: bool = True) -> Any:
     """The real object a tracker stands for, when it is one known by identity (`id()`
     of it is known while tracing), else None: a function, a class or a Python module,
     or a module or user object from outside the frame (guarded here by ID_MATCH,
-    unless `guard` is False)."""
+    unless `guard` is False: then `tx` may be None)."""
     variable = variable.realize()
     if isinstance(variable, NNModuleVariable):
         real = variable.module

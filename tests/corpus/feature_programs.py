@@ -1037,6 +1037,57 @@ def defaultdict_argument_appended(x, log):
     return x + 1
 
 
+# Dicts keyed by tensors and modules, from outside: an optimizer's `self.state[p]`.
+_PARAMS = [t(3), t(2, 2)]
+
+
+@case(_PARAMS, {p: {"momentum": t(*p.shape)} for p in _PARAMS})
+def momentum_state_keyed_by_parameters(params, state):
+    updates = []
+    for p in params:
+        buf = state[p]["momentum"]
+        buf.mul_(0.9).add_(p)
+        updates.append(p - 0.1 * buf)
+    return updates
+
+
+@case(_PARAMS, collections.defaultdict(dict))
+def optimizer_state_made_on_the_first_step(params, state):
+    for p in params:
+        entry = state[p]
+        if len(entry) == 0:
+            entry["step"] = 0
+            entry["square_avg"] = torch.zeros_like(p)
+        entry["step"] += 1
+        entry["square_avg"].mul_(0.99).addcmul_(p, p, value=0.01)
+    return [p / (state[p]["square_avg"].sqrt() + 1e-8) for p in params]
+
+
+class _TwoLayers(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.a = nn.Linear(3, 3)
+        self.b = nn.Linear(3, 3)
+
+    def forward(self, x, scales):
+        for layer in self.children():
+            x = layer(x) * scales[layer]
+        return x
+
+
+_LAYERS = seeded(_TwoLayers)
+
+
+@case(t(3), _LAYERS, {_LAYERS.a: 0.5, _LAYERS.b: 2.0})
+def scales_keyed_by_submodule(x, net, scales):
+    return net(x, scales), [type(layer).__name__ for layer in scales]
+
+
+@case(t(3), _PARAMS, {_PARAMS[0]: 1, t(2): 2})
+def membership_in_a_dict_keyed_by_tensors(x, params, state):
+    return [x * 2 if p in state else x for p in params], len(state)
+
+
 @case(t(3))
 def nested_defaultdict(x):
     table = collections.defaultdict(lambda: collections.defaultdict(float))

@@ -779,7 +779,45 @@ def moved(cls, *keys):
     return d
 
 
+def by_parameter(params, state):
+    """An optimizer's `self.state[p]`: a dict keyed by tensors, found by identity."""
+    return [p * state[p] for p in params]
+
+
+# the same parameters on every call, as an optimizer's (torch.compile guards the keys of
+# such a dict by identity: new tensors on each call would recompile every call there)
+PARAMETERS = [t(3), t(3) + 1]
+STRANGER = t(2)
+
+
+def keyed(order: str, values=(2.0, 3.0)):
+    """The parameters and their state, keyed in `order` ("ab" or "ba")."""
+    keys = PARAMETERS if order == "ab" else PARAMETERS[::-1]
+    return PARAMETERS, dict(zip(keys, values))
+
+
+def in_state(x, params, state):
+    """A lookup that misses rules the dict's keys out: they must stay other objects."""
+    return [x * 2 if p in state else x for p in params]
+
+
+def state_and_stranger():
+    return t(3), PARAMETERS, {PARAMETERS[0]: 1, STRANGER: 2}
+
+
+def state_of_both():
+    return t(3), PARAMETERS, {PARAMETERS[0]: 1, PARAMETERS[1]: 2}
+
+
 CASES = [
+    # dicts keyed by tensors from outside (`list(dict.keys(d))[i]`): the entry must not
+    # take which key a lookup found from the key's position
+    Case("tensor_keys_reordered", by_parameter,
+         same_then(lambda: keyed("ab"), lambda: keyed("ba", (3.0, 2.0)))),
+    Case("tensor_keys_reordered_values_moved", by_parameter,
+         same_then(lambda: keyed("ab"), lambda: keyed("ba"))),
+    Case("tensor_key_missing_then_present", in_state,
+         same_then(state_and_stranger, state_of_both)),
     # the DICT_KEYS guard recorded the order of the dict underneath an OrderedDict: the
     # entry for the moved order passed for the first order again (a subclass was also
     # iterated in the wrong order)
