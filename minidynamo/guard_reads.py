@@ -32,7 +32,7 @@ from __future__ import annotations
 import types
 from typing import Any, Iterable
 
-from minidynamo.sources import AttrSource, GenericAttrSource, Source, TypeSource
+from minidynamo.sources import AttrSource, DictValueSource, GenericAttrSource, Source, TypeSource
 
 
 class Reads:
@@ -57,8 +57,8 @@ class Reads:
         if name in self.locals:
             return self.locals[name]
         expression = self._direct_read(source, lines)
-        if expression is None and isinstance(getattr(source, "index", None), Source):
-            expression = f"{self.local(source.base, lines)}[{self.local(source.index, lines)}]"
+        if expression is None and isinstance(source, DictValueSource):
+            expression = f"{self.local(source.base, lines)}[{self.local(source.key, lines)}]"
         if expression is None:
             base = getattr(source, "base", None)
             expression = name

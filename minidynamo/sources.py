@@ -303,17 +303,17 @@ class TypeSource(ChainedSource):
 class GetItemSource(ChainedSource):
     """An item of the base value: `L['xs'][0]`, `L['d']['key']`."""
 
-    # a constant (int, str, another hashable Python constant), or the source of a key
-    # that hashes by identity (`DictKeySource`): `L['d'][list(dict.keys(L['d']))[0]]`
-    index: Any
+    index: Any  # a constant: int, str, or another hashable Python constant
 
     def name(self) -> str:
         return f"{self.base.name()}[{key_expression(self.index)}]"
 
     def reconstruct(self) -> list[Instruction]:
-        index = self.index.reconstruct() if isinstance(self.index, Source) else [
-            create_instruction("LOAD_CONST", argval=self.index)]
-        return [*self.base.reconstruct(), *index, create_instruction("BINARY_SUBSCR")]
+        return [
+            *self.base.reconstruct(),
+            create_instruction("LOAD_CONST", argval=self.index),
+            create_instruction("BINARY_SUBSCR"),
+        ]
 
 
 @dataclass(frozen=True)
@@ -346,6 +346,22 @@ class DictKeySource(ChainedSource):
         ]
 
 
+@dataclass(frozen=True)
+class DictValueSource(ChainedSource):
+    """The value of a dict at a key reached by position (a `DictKeySource`):
+    `L['d'][list(dict.keys(L['d']))[0]]`, TorchDynamo's `DictGetItemSource` with a
+    `ConstDictKeySource` for its index."""
+
+    key: DictKeySource
+
+    def name(self) -> str:
+        return f"{self.base.name()}[{self.key.name()}]"
+
+    def reconstruct(self) -> list[Instruction]:
+        return [*self.base.reconstruct(), *self.key.reconstruct(),
+                create_instruction("BINARY_SUBSCR")]
+
+
 # Keys that have no literal (a class, `typing.Union`) are named in guard code by a name
 # registered here (`___key_list`); every check function can read these names.
 KEY_NAMES: dict[str, Any] = {}
@@ -354,10 +370,7 @@ LITERAL_TYPES = (int, float, str, bytes, bool, type(None))
 
 
 def key_expression(key: Any) -> str:
-    """How guard code spells a dict key or an index: its literal, the name of a key's
-    source, or a registered name."""
-    if isinstance(key, Source):
-        return key.name()
+    """How guard code spells a dict key or an index: its literal, or a registered name."""
     if isinstance(key, LITERAL_TYPES) or (
             isinstance(key, tuple) and all(isinstance(item, LITERAL_TYPES) for item in key)):
         return repr(key)

@@ -47,6 +47,7 @@ from minidynamo.sources import (
     AttrSource,
     DictGetItemSource,
     DictKeySource,
+    DictValueSource,
     GenericAttrSource,
     GetItemSource,
     ListGetItemSource,
@@ -329,7 +330,7 @@ class VariableBuilder:
             python_key = ObjectKey(identity, hash(identity), LazyVariableTracker(
                 key, self.output, source=key_source).realize())
             items[python_key] = LazyVariableTracker(
-                item, self.output, source=GetItemSource(self.source, key_source))
+                item, self.output, source=DictValueSource(self.source, key_source))
         return functools.partial(self.output.guards.add, "LENGTH_CHECK", self.source, value), items
 
     def storage_of(self, value: dict) -> str | None:
