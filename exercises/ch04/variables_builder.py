@@ -32,7 +32,7 @@ from minidynamo.exc import UNSUPPORTED_VALUE, graph_break
 from minidynamo.guards import constant_guard_kind, raw_keys
 from minidynamo import polyfills
 from minidynamo.shapes import dynamic_dims, is_dynamic_float, is_dynamic_int
-from minidynamo.sources import AttrSource, DictGetItemSource, GenericAttrSource, GetItemSource, ListGetItemSource, NumpyTensorSource, Source, closure_cell_source, is_module_state
+from minidynamo.sources import AttrSource, DictGetItemSource, DictKeySource, DictValueSource, GenericAttrSource, GetItemSource, ListGetItemSource, NumpyTensorSource, Source, closure_cell_source, is_module_state
 from minidynamo.variables.base import VariableTracker, new_object_id
 from minidynamo.variables.builtins import BuiltinVariable, is_builtin
 from minidynamo.variables.constant import ConstantVariable, is_constant_value, is_dict_key_value
@@ -41,6 +41,7 @@ from minidynamo.variables.dicts import ConstDictVariable, DictPartVariable, Mapp
 from minidynamo.variables.exceptions import ExceptionClassVariable, is_exception_class
 from minidynamo.variables.functions import CellVariable, PartialVariable, UserFunctionVariable, UserMethodVariable
 from minidynamo.variables.frozen import FrozenFunctionVariable, is_frozen_function
+from minidynamo.variables.keys import ObjectKey, hashes_by_identity
 from minidynamo.variables.lazy import LazyVariableTracker, build_lazily
 from minidynamo.variables.lists import ListPartVariable, ListVariable, NamedTupleVariable, RangeVariable, SizeVariable, TupleVariable
 from minidynamo.variables.misc import PythonModuleVariable

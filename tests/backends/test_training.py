@@ -31,16 +31,19 @@ pytestmark = pytest.mark.timeout(120)
 
 
 def with_gradients(value):
-    """A deep copy in which every float tensor is a leaf that requires a gradient."""
-    value = copy.deepcopy(value)
+    """A deep copy in which every float tensor is a leaf that requires a gradient (one
+    leaf per tensor: a tensor that is also a dict key stays the same object there)."""
+    value, leaves_made = copy.deepcopy(value), {}
 
     def mark(item):
         if isinstance(item, torch.Tensor) and item.is_floating_point() and not item.requires_grad:
-            return item.detach().requires_grad_(True)
+            if id(item) not in leaves_made:
+                leaves_made[id(item)] = item, item.detach().requires_grad_(True)
+            return leaves_made[id(item)][1]
         if isinstance(item, (list, tuple)) and type(item) in (list, tuple):
             return type(item)(mark(each) for each in item)
         if isinstance(item, dict) and type(item) is dict:
-            return {key: mark(each) for key, each in item.items()}
+            return {mark(key): mark(each) for key, each in item.items()}
         return item
 
     return mark(value)
