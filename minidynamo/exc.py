@@ -283,6 +283,17 @@ GENERATOR_SUSPENDED_AT_A_BREAK = BreakKind(
     "so its `finally` blocks never run",
 )
 
+UNSUPPORTED_OUT_ARGUMENT = BreakKind(
+    "MD0025", "unsupported out= tensor",
+    "The call writes its result into an `out=` tensor that it would resize (its shape is "
+    "not the result's: `out=torch.empty(0)`) or that is not contiguous. A backend that "
+    "functionalizes the graph keeps neither: the result would be broadcast into the old "
+    "shape, or an overlap eager rejects would be accepted. The call runs eagerly.",
+    "Give `out=` a contiguous tensor of the result's shape, or use the function's "
+    "result instead of `out=`.",
+    torch_id="GB0247", torch_gb_type="Shape mismatch with out= tensor variant",
+    torch_note="torch breaks the same way; a non-contiguous out= is its GB0242",
+)
 
 # Every kind, by title: the catalogue page and explain() list them from here.
 CATALOGUE: dict[str, BreakKind] = {kind.title: kind for kind in (
@@ -309,6 +320,7 @@ CATALOGUE: dict[str, BreakKind] = {kind.title: kind for kind in (
     REQUIRES_GRAD_AT_CREATION,
     REQUIRES_GRAD_RETURNED,
     GENERATOR_SUSPENDED_AT_A_BREAK,
+    UNSUPPORTED_OUT_ARGUMENT,
 )}
 
 

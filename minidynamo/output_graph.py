@@ -40,6 +40,7 @@ import torch
 import torch._guards
 import torch.fx
 from torch._dispatch.python import enable_python_dispatcher
+from torch._dynamo.tensor_version_op import _tensor_version
 from torch._subclasses.fake_tensor import (
     DataDependentOutputException,
     DynamicOutputShapeException,
@@ -142,6 +143,8 @@ class OutputGraph:
         self.scalar_inputs: dict[Source, SymNodeVariable] = {}
         self.tracked_fakes: list[tuple[Any, Source]] = []  # what the shape guards are about
         self.input_contexts: dict[int, Any] = {}  # id(fake) -> how it was sized (its marks)
+        # a dynamic input's real tensor -> its context, for the backend's fake mode
+        self.real_contexts: Any = torch.utils.weak.WeakTensorKeyDictionary()
         self.side_effects = SideEffects(self)
         self.guards = GuardSet(user_line=self.user_line)  # what this trace assumed (ch 9)
         self._user_line: tuple[tuple, str] = ((None, None), "")  # (code, instruction), text
@@ -193,6 +196,7 @@ class OutputGraph:
         self.realized_inputs.clear()
         self.tracked_fakes.clear()
         self.input_contexts.clear()
+        self.real_contexts.clear()
         self.scalar_inputs.clear()
         self.fakes_before_set_data.clear()
         self.translators.clear()
@@ -300,15 +304,18 @@ class OutputGraph:
         base_context, base_source = None, AttrSource(source, "_base")
         if value._is_view():  # the base's sizes are remembered too, as TorchDynamo's are
             base_context = symbolic_context(dynamic_dims_of(
-                value._base, base_source, self.frame_sizes, self.dynamic, False))
+                value._base, base_source, self.frame_sizes, self.dynamic, False),
+                source=shape_env_source(base_source))
         if not any(dynamic_dims):
             example = self.fake_mode.from_tensor(value, static_shapes=True)
         else:
             marked = getattr(value, DYNAMIC_INDICES, ())
-            context = symbolic_context(dynamic_dims, base_context, marked)
+            context = symbolic_context(dynamic_dims, base_context, marked,
+                                       source=shape_env_source(source))
             example = self.fake_mode.from_tensor(value, source=shape_env_source(source),
                                                  symbolic_context=context)
             self.input_contexts[id(example)] = context  # its marks: `produce_guards` checks them
+            self.real_contexts[value] = context
         for symbol_source, size in symbolic_properties(source, example):
             if isinstance(size.node.expr, sympy.Symbol) and size.node.expr not in self.symbol_nodes:
                 with self.graph.inserting_before(node):
@@ -606,13 +613,33 @@ class OutputGraph:
             example = graph_input.node.meta.get("example_value")
             example_inputs.append(example if isinstance(example, (torch.SymInt, torch.SymFloat))
                                   and not graph_input.as_tensor else graph_input.value)
-        with torch._guards.tracing(torch._guards.TracingContext(self.fake_mode)):
+        context, fakes = self.backend_context()
+        with torch._guards.tracing(context):
             compiled = self.backend(gm, example_inputs)
+        del fakes  # held while the backend ran: the fake mode's memo holds them weakly
         if not callable(compiled):
             raise BackendCompilerFailed(self.backend, self.frame_name, TypeError(
                 f"the backend returned {type(compiled).__name__}, not a callable; a backend "
                 "returns something that runs the graph, e.g. gm.forward"))
         return compiled
+
+    def backend_context(self) -> tuple[torch._guards.TracingContext, list[torch.Tensor]]:
+        """What the backend traces in: a new FakeTensorMode on this frame's ShapeEnv, as
+        TorchDynamo makes one. Tracing changed the inputs' FakeTensors in place
+        (`x.contiguous().t_()` transposes `x`'s), so the backend must make its own from
+        the real tensors: a static one with static sizes (made here), a dynamic one with
+        the symbols of its context (`tensor_to_context`, whose cache has them)."""
+        mode = torch._subclasses.FakeTensorMode(shape_env=self.shape_env)
+        context, fakes = torch._guards.TracingContext(mode), []
+        for graph_input in self.graph_inputs:
+            value = graph_input.value
+            if not isinstance(value, torch.Tensor):
+                continue
+            if value in self.real_contexts:
+                context.tensor_to_context[value] = self.real_contexts[value]
+            else:
+                fakes.append(mode.from_tensor(value, static_shapes=True))  # AOTAutograd's
+        return context, fakes
 
     def load_graph_input(self, graph_input: GraphInput,
                          prefixes: SharedPrefixes | None = None) -> list[Instruction]:
@@ -676,9 +703,9 @@ def binds_symbol(node: torch.fx.Node) -> sympy.Symbol | None:
 
 def is_symbol_computation(node: torch.fx.Node) -> bool:
     """A node computing a symbolic value from symbols and numbers (`s77 > 2`), or
-    reading one (`sym_size(x, 0)`): pure, so removable when nothing reads it. (A symbol
+    reading one (`sym_size(x, 0)`, `x._version`): pure, so removable when nothing reads it. (A symbol
     the trace later specialized, `s77` replaced by 3, is still one here.)"""
-    if node.target in (torch.ops.aten.sym_size.int, torch.ops.aten.sym_stride.int):
+    if node.target in PURE_READS:
         return True
     if not isinstance(node.meta.get("example_value"), SYMBOLIC_TYPES):
         return False
@@ -688,6 +715,8 @@ def is_symbol_computation(node: torch.fx.Node) -> bool:
 
 
 SYMBOLIC_TYPES = (torch.SymInt, torch.SymFloat, torch.SymBool)
+# reads of a tensor's metadata, as nodes: a size, a stride, its version (`x._version`)
+PURE_READS = (torch.ops.aten.sym_size.int, torch.ops.aten.sym_stride.int, _tensor_version)
 
 
 def folded_by_algebra(example: Any, inputs: Iterable[torch.fx.Node]) -> bool:

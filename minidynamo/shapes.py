@@ -50,7 +50,7 @@ from torch._guards import Source as TorchSource
 from torch.fx.experimental.symbolic_shapes import (
     DimDynamic,
     RelaxedUnspecConstraint,
-    StatelessSymbolicContext,
+    StatefulSymbolicContext,
 )
 
 from minidynamo.sources import AttrSource, ChainedSource, Source, TensorSizeSource
@@ -177,15 +177,20 @@ def unspecialized_int_source(source: Source, module_sources: Collection[Source] 
     return source.is_local()
 
 
-def symbolic_context(dims: Iterable[bool], view_base: StatelessSymbolicContext | None = None,
-                     marked: Collection[int] = ()) -> StatelessSymbolicContext:
+def symbolic_context(dims: Iterable[bool], view_base: StatefulSymbolicContext | None = None,
+                     marked: Collection[int] = (), *,
+                     source: TorchSource | None = None) -> StatefulSymbolicContext:
     """How torch's `FakeTensorMode.from_tensor` should size a tensor: a symbol per
     dynamic dimension, strides inferred from the sizes; for a view, its base's context
     (`view_base`: the base is made first, and the view from it). A dimension `marked`
     dynamic by the user must stay a symbol: the ShapeEnv raises ConstraintViolationError
-    when the guards are made if the trace specialized it, as under torch.compile."""
+    when the guards are made if the trace specialized it, as under torch.compile.
+
+    The context keeps the symbols it made, by source (a `StatefulSymbolicContext`, as
+    TorchDynamo's): the backend's fake mode sizes the same tensor with the same symbols
+    (`OutputGraph.call_backend`)."""
     dims = list(dims)
-    return StatelessSymbolicContext(
+    return StatefulSymbolicContext(
         dynamic_sizes=[DimDynamic.DYNAMIC if dim else DimDynamic.STATIC for dim in dims],
         dynamic_strides=[DimDynamic.INFER_STRIDE for _ in dims],
         constraint_sizes=[RelaxedUnspecConstraint(warn_only=False)
@@ -193,6 +198,7 @@ def symbolic_context(dims: Iterable[bool], view_base: StatelessSymbolicContext |
                           for index, dim in enumerate(dims)],
         constraint_strides=[None for _ in dims],
         view_base_context=view_base,
+        tensor_source=source,
     )
 
 

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Iterable, Sequence
 import torch
 import torch.fx
-from minidynamo.exc import DATA_DEPENDENT_VALUE, REQUIRES_GRAD_RETURNED, UNSUPPORTED_ATTRIBUTE, UNSUPPORTED_MUTATION, UNSUPPORTED_OPERATOR, UNSUPPORTED_VALUE, graph_break, raise_observed
+from minidynamo.exc import DATA_DEPENDENT_VALUE, REQUIRES_GRAD_RETURNED, UNSUPPORTED_ATTRIBUTE, UNSUPPORTED_CALL, UNSUPPORTED_MUTATION, UNSUPPORTED_OPERATOR, UNSUPPORTED_VALUE, graph_break, raise_observed
 from minidynamo.shapes import is_symbolic
 from minidynamo.sources import AttrSource
 from minidynamo.variables.base import VariableTracker

@@ -27,7 +27,7 @@ import torch
 from torch._dynamo.source import FloatTensorSource
 from torch._guards import GuardSource
 from torch._guards import Source as TorchSource
-from torch.fx.experimental.symbolic_shapes import DimDynamic, RelaxedUnspecConstraint, StatelessSymbolicContext
+from torch.fx.experimental.symbolic_shapes import DimDynamic, RelaxedUnspecConstraint, StatefulSymbolicContext
 from minidynamo.sources import AttrSource, ChainedSource, Source, TensorSizeSource
 
 # defined next to the exercises in the package:

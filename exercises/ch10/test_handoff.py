@@ -2,9 +2,11 @@
 
 Your `call_backend` calls the backend with the example inputs torch.compile gives:
 the real tensors, and for an input that is a symbol (a dynamic size, a dynamic int)
-the SymInt itself; inside a TracingContext holding the frame's FakeTensorMode, so
-that a backend that traces again (AOTAutograd, Inductor) keeps sizes symbolic. What it
-returns must be callable; otherwise `BackendCompilerFailed` says so.
+the SymInt itself; inside a TracingContext holding a new FakeTensorMode on the frame's
+ShapeEnv (`OutputGraph.backend_context`), so that a backend that traces again
+(AOTAutograd, Inductor) keeps sizes symbolic and starts from the inputs' metadata at
+the call, not from FakeTensors the trace changed. What it returns must be callable;
+otherwise `BackendCompilerFailed` says so.
 """
 
 from __future__ import annotations
@@ -87,6 +89,21 @@ def test_aot_autograd_keeps_a_dynamic_size_symbolic():
     assert len(sizes) == 1
     [[shape]] = sizes
     assert isinstance(shape[0], torch.SymInt) and shape[1] == 3
+
+
+def transposed_through_an_alias(x):
+    v = x.contiguous()  # `x` itself: the trace transposes the FakeTensor of the input
+    v.t_()
+    return x.sum()
+
+
+@pytest.mark.task("ch10.4")
+def test_aot_autograd_starts_from_the_inputs_as_they_are_at_the_call():
+    x = torch.arange(6.0).view(2, 3).clone()
+    minidynamo.reset()
+    compiled = minidynamo.compile(transposed_through_an_alias, backend="aot_eager")
+    assert compiled(x) == 15
+    assert x.shape == (3, 2) and x.stride() == (1, 3)  # eager's: the input transposed
 
 
 @pytest.mark.task("ch10.4")

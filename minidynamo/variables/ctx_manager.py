@@ -5,7 +5,8 @@ autograd history. Three context managers flip it:
 
     torch.no_grad()             __enter__ turns it off, __exit__ restores it
     torch.enable_grad()         __enter__ turns it on,  __exit__ restores it
-    torch.set_grad_enabled(b)   the *constructor* sets it; __exit__ restores it
+    torch.set_grad_enabled(b)   the *constructor* sets it, __enter__ sets it again;
+                                __exit__ restores the mode before the constructor
 
 Tracing follows torch.compile. Each change of grad mode becomes a node
 `torch._C._set_grad_enabled(b)` of the graph, so the compiled graph flips the
@@ -125,7 +126,8 @@ class GradModeVariable(VariableTracker):
     Attributes:
         enabled: the grad mode inside the block.
         mode_before: for `torch.set_grad_enabled(b)`, the mode before its
-            constructor set `b` (what `__exit__` restores); None for
+            constructor set `b` (what `__exit__` restores, however often the object
+            is entered); None for
             `no_grad()`/`enable_grad()`, whose `__enter__` remembers the mode.
     """
 
@@ -139,7 +141,8 @@ class GradModeVariable(VariableTracker):
 
     def enter(self, tx: Translator) -> WithExitFunctionVariable:
         """`__enter__`: the mode of the block; the `__exit__` to push."""
-        if self.mode_before is not None:  # set_grad_enabled: set by the constructor already
+        if self.mode_before is not None:  # set_grad_enabled: set again on every enter,
+            set_grad_mode(tx, self.enabled)  # then back to the mode before its constructor
             return WithExitFunctionVariable(self, self.mode_before)
         before = torch.is_grad_enabled()
         set_grad_mode(tx, self.enabled)

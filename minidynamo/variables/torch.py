@@ -25,7 +25,8 @@ from typing import TYPE_CHECKING, Any, Sequence
 import torch
 
 from minidynamo.exc import (
-    GLOBAL_SIDE_EFFECT, REQUIRES_GRAD_AT_CREATION, UNSUPPORTED_CALL, USER_GRAPH_BREAK, graph_break,
+    GLOBAL_SIDE_EFFECT, REQUIRES_GRAD_AT_CREATION, UNSUPPORTED_CALL, UNSUPPORTED_OUT_ARGUMENT,
+    USER_GRAPH_BREAK, Unsupported, graph_break,
 )
 from minidynamo.trace_rules import IN_GRAPH, SKIP, torch_rule
 from minidynamo.variables.base import KnownFunctionVariable, VariableTracker
@@ -227,5 +228,37 @@ class TorchFunctionVariable(KnownFunctionVariable):
             # autograd would return it without requires_grad (torch.compile breaks too)
             graph_break(REQUIRES_GRAD_AT_CREATION, f"torch.{name}(..., requires_grad=True)",
                         hint="Create the tensor outside the compiled function.")
+        if "out" in kwargs:
+            refuse_unsafe_out(tx, self.fn, args, kwargs)
         return tx.output.create_node(tx, "call_function", RECORDED_AS.get(self.fn, self.fn),
                                      args, kwargs)
+
+
+def refuse_unsafe_out(tx: Translator, fn: Any, args: Sequence[VariableTracker],
+                      kwargs: dict[str, VariableTracker]) -> None:
+    """`torch.add(x, 1, out=o)` breaks the graph (MD0025) where the call would resize
+    `o` or where `o` is not contiguous, as TorchDynamo breaks: AOTAutograd's
+    functionalization keeps neither. The result's shape comes from the call without
+    `out=`, run on the FakeTensors first, so nothing is written before the break."""
+    from minidynamo.variables.lists import BaseListVariable
+    from minidynamo.variables.tensor import TensorVariable
+
+    out = kwargs["out"].realize()
+    outs = [item.realize() for item in out.items] if isinstance(out, BaseListVariable) else [out]
+    fakes = [item.example_value for item in outs if isinstance(item, TensorVariable)]
+    if not fakes:
+        return
+    if not all(torch._prims_common.is_contiguous_or_false(fake) for fake in fakes):
+        graph_break(UNSUPPORTED_OUT_ARGUMENT, f"{getattr(fn, '__name__', fn)}(out=) into a "
+                    "tensor that is not contiguous")
+    node_args = tuple(arg.realize().as_proxy() for arg in args)
+    node_kwargs = {key: value.realize().as_proxy() for key, value in kwargs.items() if key != "out"}
+    try:
+        result = tx.output.run_on_fakes("call_function", fn, node_args, node_kwargs)
+    except Unsupported:  # the call itself breaks: the call with out= will say why
+        return
+    results = list(result) if isinstance(result, (tuple, list)) else [result]
+    if any(not isinstance(made, torch.Tensor) or made.shape != fake.shape
+           for made, fake in zip(results, fakes)):
+        graph_break(UNSUPPORTED_OUT_ARGUMENT, f"{getattr(fn, '__name__', fn)}(out=) into a "
+                    "tensor of another shape, which the call resizes")

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Iterable, Sequence
 import torch
 import torch.fx
-from minidynamo.exc import DATA_DEPENDENT_VALUE, REQUIRES_GRAD_RETURNED, UNSUPPORTED_ATTRIBUTE, UNSUPPORTED_MUTATION, UNSUPPORTED_OPERATOR, UNSUPPORTED_VALUE, graph_break, raise_observed
+from minidynamo.exc import DATA_DEPENDENT_VALUE, REQUIRES_GRAD_RETURNED, UNSUPPORTED_ATTRIBUTE, UNSUPPORTED_CALL, UNSUPPORTED_MUTATION, UNSUPPORTED_OPERATOR, UNSUPPORTED_VALUE, graph_break, raise_observed
 from minidynamo.shapes import is_symbolic
 from minidynamo.sources import AttrSource
 from minidynamo.variables.base import VariableTracker
@@ -38,14 +38,13 @@ class TensorVariable:
             return self.sizes(tx, "size")
         if name in CONSTANT_ATTRIBUTES:
             return constant(getattr(self.example_value, name))
-        if name in TENSOR_ATTRIBUTES:  # a node, but reloaded from `x.T` if it is returned
+        if name in TENSOR_ATTRIBUTES:  # a new tensor on each read, as in eager: a node
+            if name == "real" and not self.example_value.is_complex():
+                return self  # the tensor itself, `x.real is x`
             if name == "data":  # as torch.compile records it: an alias autograd does not see
-                result = tx.output.create_node(
+                return tx.output.create_node(
                     tx, "call_function", torch._C._autograd._get_data_attr, [self], {})
-            else:
-                result = tx.output.create_node(
-                    tx, "call_function", getattr, [self, constant(name)], {})
-            return result.clone(source=AttrSource(self.source, name)) if self.source else result
+            return tx.output.create_node(tx, "call_function", getattr, [self, constant(name)], {})
         if name == "nbytes" and is_symbolic(self.example_value.numel()):
             from minidynamo.variables.builtins import BuiltinVariable  # the fake cannot answer
 
@@ -68,7 +67,10 @@ class TensorVariable:
         if name == "_version":  # read when the graph runs, as torch.compile reads it: torch's
             from torch._dynamo.tensor_version_op import _tensor_version  # op, an unbacked SymInt
 
-            return tx.output.create_node(tx, "call_function", _tensor_version, [self], {})
+            version = tx.output.create_node(tx, "call_function", _tensor_version, [self], {})
+            # AOTAutograd's functionalization makes the op a constant: an input's version
+            # that leaves the graph is read again from the input after it, as on torch.compile
+            return version.clone(source=AttrSource(self.source, name)) if self.source else version
         if name == "grad_fn":
             return grad_fn(tx, self)
         if self.source is not None and name == "grad":  # None, or another input of the graph

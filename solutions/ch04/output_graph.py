@@ -15,6 +15,7 @@ import torch
 import torch._guards
 import torch.fx
 from torch._dispatch.python import enable_python_dispatcher
+from torch._dynamo.tensor_version_op import _tensor_version
 from torch._subclasses.fake_tensor import DataDependentOutputException, DynamicOutputShapeException, FakeTensorMode
 from torch.fx.experimental.symbolic_shapes import DimDynamic, ShapeEnv, compute_unbacked_bindings, free_symbols
 from minidynamo import logs

@@ -15,6 +15,7 @@ import torch
 import torch._guards
 import torch.fx
 from torch._dispatch.python import enable_python_dispatcher
+from torch._dynamo.tensor_version_op import _tensor_version
 from torch._subclasses.fake_tensor import DataDependentOutputException, DynamicOutputShapeException, FakeTensorMode
 from torch.fx.experimental.symbolic_shapes import DimDynamic, ShapeEnv, compute_unbacked_bindings, free_symbols
 from minidynamo import logs
@@ -53,8 +54,10 @@ class OutputGraph:
             example = graph_input.node.meta.get("example_value")
             example_inputs.append(example if isinstance(example, (torch.SymInt, torch.SymFloat))
                                   and not graph_input.as_tensor else graph_input.value)
-        with torch._guards.tracing(torch._guards.TracingContext(self.fake_mode)):
+        context, fakes = self.backend_context()
+        with torch._guards.tracing(context):
             compiled = self.backend(gm, example_inputs)
+        del fakes  # held while the backend ran: the fake mode's memo holds them weakly
         if not callable(compiled):
             raise BackendCompilerFailed(self.backend, self.frame_name, TypeError(
                 f"the backend returned {type(compiled).__name__}, not a callable; a backend "
