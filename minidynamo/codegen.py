@@ -142,9 +142,12 @@ class PyCodegen:
         return name
 
     def load_source(self, source: Source) -> None:
-        if source.name() in self.preloaded:  # read before the writes began
+        if source.name() in self.preloaded:  # read before the writes began, or read once
             return self.append("LOAD_FAST", argval=self.preloaded[source.name()])
         self.extend(source.reconstruct())
+        if source.new_object_each_read():  # `x.T`: one object, however often it is loaded
+            self.append("COPY", arg=1)
+            self.preloaded[source.name()] = self.store_temporary()
 
     def preload(self, values: Iterable[VariableTracker]) -> None:
         """Before the first write: read every source that rebuilding `values` will load

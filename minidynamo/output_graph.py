@@ -156,9 +156,6 @@ class OutputGraph:
         self.realized_inputs: dict[Source, VariableTracker] = TrackerDict()  # lazy inputs, by source
         self.identity_keys: set[Source] = set()  # objects used as set items or dict keys
         self.module_sources: set[Source] = set()  # nn.Modules met: their int attributes stay static
-        # fakes of inputs as they were before `x.data = y` changed them (variables/tensor.py
-        # `set_data`): the fake mode remembers them weakly, the backend reads them
-        self.fakes_before_set_data: list[torch.Tensor] = []
         self.translators: list[Translator] = []  # active translators, root first
         # generators made while tracing, started and not finished: closed when dropped
         self.suspended_generators: list[Translator] = []
@@ -198,7 +195,6 @@ class OutputGraph:
         self.input_contexts.clear()
         self.real_contexts.clear()
         self.scalar_inputs.clear()
-        self.fakes_before_set_data.clear()
         self.translators.clear()
         self.suspended_generators.clear()
         self.side_effects.clear()
@@ -628,7 +624,8 @@ class OutputGraph:
         TorchDynamo makes one. Tracing changed the inputs' FakeTensors in place
         (`x.contiguous().t_()` transposes `x`'s), so the backend must make its own from
         the real tensors: a static one with static sizes (made here), a dynamic one with
-        the symbols of its context (`tensor_to_context`, whose cache has them)."""
+        the symbols of its context (`tensor_to_context`, whose cache has them), a
+        dynamic float's 0-d tensor with its SymFloat as the answer of `item()`."""
         mode = torch._subclasses.FakeTensorMode(shape_env=self.shape_env)
         context, fakes = torch._guards.TracingContext(mode), []
         for graph_input in self.graph_inputs:
@@ -637,8 +634,11 @@ class OutputGraph:
                 continue
             if value in self.real_contexts:
                 context.tensor_to_context[value] = self.real_contexts[value]
-            else:
-                fakes.append(mode.from_tensor(value, static_shapes=True))  # AOTAutograd's
+                continue
+            fake = mode.from_tensor(value, static_shapes=True)  # the one AOTAutograd gets
+            if graph_input.as_tensor:  # a dynamic float: its `item()` is the same SymFloat
+                fake.item_memo = graph_input.node.meta["example_value"].item_memo
+            fakes.append(fake)
         return context, fakes
 
     def load_graph_input(self, graph_input: GraphInput,

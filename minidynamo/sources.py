@@ -72,6 +72,10 @@ class Source:
         """Whether `name()` is an expression a check function can evaluate (chapter 9)."""
         return True
 
+    def new_object_each_read(self) -> bool:
+        """Whether each read makes a new object (`x.T`): then it is read once."""
+        return False
+
     def __str__(self) -> str:
         return self.name()
 
@@ -242,6 +246,16 @@ class AttrSource(ChainedSource):
 
     def reconstruct(self) -> list[Instruction]:
         return [*self.base.reconstruct(), create_instruction("LOAD_ATTR", argval=self.member)]
+
+
+@dataclass(frozen=True)
+class FreshAttrSource(AttrSource):
+    """An attribute that is a new object on every read, `L['x'].T`, `L['x'].data`: the
+    generated code reads it once and keeps it (`PyCodegen.load_source`), so a frame
+    that uses the object twice, or changes it, sees one object, as eager does."""
+
+    def new_object_each_read(self) -> bool:
+        return True
 
 
 @dataclass(frozen=True)

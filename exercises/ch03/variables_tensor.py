@@ -28,7 +28,7 @@ import torch
 import torch.fx
 from minidynamo.exc import DATA_DEPENDENT_VALUE, REQUIRES_GRAD_RETURNED, UNSUPPORTED_ATTRIBUTE, UNSUPPORTED_CALL, UNSUPPORTED_MUTATION, UNSUPPORTED_OPERATOR, UNSUPPORTED_VALUE, graph_break, raise_observed
 from minidynamo.shapes import is_symbolic
-from minidynamo.sources import AttrSource
+from minidynamo.sources import AttrSource, FreshAttrSource
 from minidynamo.variables.base import VariableTracker
 from minidynamo.variables.constant import constant
 if TYPE_CHECKING:

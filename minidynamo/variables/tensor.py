@@ -39,7 +39,7 @@ from minidynamo.exc import (
     raise_observed,
 )
 from minidynamo.shapes import is_symbolic
-from minidynamo.sources import AttrSource
+from minidynamo.sources import AttrSource, FreshAttrSource
 from minidynamo.variables.base import VariableTracker
 from minidynamo.variables.constant import constant
 
@@ -261,13 +261,17 @@ class TensorVariable(VariableTracker):
             return self.sizes(tx, "size")
         if name in CONSTANT_ATTRIBUTES:
             return constant(getattr(self.example_value, name))
-        if name in TENSOR_ATTRIBUTES:  # a new tensor on each read, as in eager: a node
-            if name == "real" and not self.example_value.is_complex():
-                return self  # the tensor itself, `x.real is x`
+        if name in TENSOR_ATTRIBUTES:  # a node, but reloaded from `x.T` if it is returned
             if name == "data":  # as torch.compile records it: an alias autograd does not see
-                return tx.output.create_node(
+                result = tx.output.create_node(
                     tx, "call_function", torch._C._autograd._get_data_attr, [self], {})
-            return tx.output.create_node(tx, "call_function", getattr, [self, constant(name)], {})
+            else:
+                result = tx.output.create_node(
+                    tx, "call_function", getattr, [self, constant(name)], {})
+            if name == "real" and not self.example_value.is_complex():
+                return self  # the tensor itself, `x.real is x` (recorded, as torch does)
+            # a new tensor on each read: the generated code reads it once (FreshAttrSource)
+            return result.clone(source=FreshAttrSource(self.source, name)) if self.source else result
         if name == "nbytes" and is_symbolic(self.example_value.numel()):
             from minidynamo.variables.builtins import BuiltinVariable  # the fake cannot answer
 
@@ -438,11 +442,10 @@ def set_data(tx: Translator, tensor: TensorVariable, value: VariableTracker) -> 
     does). `x` keeps its node (set_'s result is the same tensor): the graph's later reads of
     `x` see the new data, in torch.compile's graph too.
 
-    The trace's FakeTensor of `x` is changed by `set_` too; what reads `x` as it was when
-    the graph starts gets a copy made now, before the change: a backend that makes fakes
-    of its inputs again (AOTAutograd: the copy is what the fake mode has for the real
-    `x`; torch.compile makes a new FakeTensorMode for its backend instead). x's
-    TENSOR_MATCH compares the real x's sizes, not the changed fake's."""
+    The trace's FakeTensor of `x` is changed by `set_` too; a backend that makes fakes of
+    its inputs again (AOTAutograd) makes them in a fake mode of its own, from the real
+    `x` as it is when the graph starts (`OutputGraph.backend_context`). x's TENSOR_MATCH
+    compares the real x's sizes, not the changed fake's."""
     from minidynamo.variables.ctx_manager import set_grad_mode
 
     fake, new = tensor.example_value, value.realize()
@@ -459,13 +462,6 @@ def set_data(tx: Translator, tensor: TensorVariable, value: VariableTracker) -> 
     real = input_value(tx, tensor)
     if not isinstance(real, torch.Tensor):
         graph_break(UNSUPPORTED_MUTATION, "setting .data of a tensor that is not a graph input")
-    with output.fake_mode:
-        before = torch.empty_strided(fake.size(), fake.stride(), dtype=fake.dtype,
-                                     device=fake.device, requires_grad=fake.requires_grad)
-    if isinstance(real, torch.nn.Parameter):
-        before = torch.nn.Parameter(before, requires_grad=fake.requires_grad)
-    output.fake_mode.fake_tensor_converter.set_tensor_memo(real, before)
-    output.fakes_before_set_data.append(before)
     for guard in output.guards:  # its TENSOR_MATCH: the real x's sizes (static: none is a symbol)
         if guard.kind == "TENSOR_MATCH" and guard.source == tensor.source and guard.tensor:
             guard.tensor = guard.tensor[0], None

@@ -14,7 +14,7 @@ import torch
 import torch.fx
 from minidynamo.exc import DATA_DEPENDENT_VALUE, REQUIRES_GRAD_RETURNED, UNSUPPORTED_ATTRIBUTE, UNSUPPORTED_CALL, UNSUPPORTED_MUTATION, UNSUPPORTED_OPERATOR, UNSUPPORTED_VALUE, graph_break, raise_observed
 from minidynamo.shapes import is_symbolic
-from minidynamo.sources import AttrSource
+from minidynamo.sources import AttrSource, FreshAttrSource
 from minidynamo.variables.base import VariableTracker
 from minidynamo.variables.constant import constant
 if TYPE_CHECKING:
@@ -38,13 +38,17 @@ class TensorVariable:
             return self.sizes(tx, "size")
         if name in CONSTANT_ATTRIBUTES:
             return constant(getattr(self.example_value, name))
-        if name in TENSOR_ATTRIBUTES:  # a new tensor on each read, as in eager: a node
-            if name == "real" and not self.example_value.is_complex():
-                return self  # the tensor itself, `x.real is x`
+        if name in TENSOR_ATTRIBUTES:  # a node, but reloaded from `x.T` if it is returned
             if name == "data":  # as torch.compile records it: an alias autograd does not see
-                return tx.output.create_node(
+                result = tx.output.create_node(
                     tx, "call_function", torch._C._autograd._get_data_attr, [self], {})
-            return tx.output.create_node(tx, "call_function", getattr, [self, constant(name)], {})
+            else:
+                result = tx.output.create_node(
+                    tx, "call_function", getattr, [self, constant(name)], {})
+            if name == "real" and not self.example_value.is_complex():
+                return self  # the tensor itself, `x.real is x` (recorded, as torch does)
+            # a new tensor on each read: the generated code reads it once (FreshAttrSource)
+            return result.clone(source=FreshAttrSource(self.source, name)) if self.source else result
         if name == "nbytes" and is_symbolic(self.example_value.numel()):
             from minidynamo.variables.builtins import BuiltinVariable  # the fake cannot answer
 
