@@ -54,10 +54,10 @@ class OutputGraph:
             example = graph_input.node.meta.get("example_value")
             example_inputs.append(example if isinstance(example, (torch.SymInt, torch.SymFloat))
                                   and not graph_input.as_tensor else graph_input.value)
-        context, fakes = self.backend_context()
+        # the fakes are held until this returns: the fake mode's memo holds them weakly
+        context, _fakes = self.backend_context()
         with torch._guards.tracing(context):
             compiled = self.backend(gm, example_inputs)
-        del fakes  # held while the backend ran: the fake mode's memo holds them weakly
         if not callable(compiled):
             raise BackendCompilerFailed(self.backend, self.frame_name, TypeError(
                 f"the backend returned {type(compiled).__name__}, not a callable; a backend "
