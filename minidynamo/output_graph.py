@@ -70,6 +70,7 @@ from minidynamo.shapes import (
     is_symbolic,
     shape_env_source,
     symbolic_context,
+    static_context,
     symbolic_properties,
 )
 from minidynamo.side_effects import SideEffects
@@ -622,23 +623,25 @@ class OutputGraph:
     def backend_context(self) -> tuple[torch._guards.TracingContext, list[torch.Tensor]]:
         """What the backend traces in: a new FakeTensorMode on this frame's ShapeEnv, as
         TorchDynamo makes one. Tracing changed the inputs' FakeTensors in place
-        (`x.contiguous().t_()` transposes `x`'s), so the backend must make its own from
-        the real tensors: a static one with static sizes (made here), a dynamic one with
-        the symbols of its context (`tensor_to_context`, whose cache has them), a
-        dynamic float's 0-d tensor with its SymFloat as the answer of `item()`."""
+        (`x.contiguous().t_()` transposes `x`'s), so a backend that traces again
+        (AOTAutograd) makes its own from the real tensors, as each is when the graph
+        starts, sized by its context (`tensor_to_context`): a static input's has every
+        size a constant, a dynamic input's the symbols its cache kept. A dynamic float's
+        0-d tensor is made here, with its SymFloat as the answer of `item()`; the
+        fakes made here are returned, to be held (the mode's memo holds them weakly)."""
         mode = torch._subclasses.FakeTensorMode(shape_env=self.shape_env)
         context, fakes = torch._guards.TracingContext(mode), []
         for graph_input in self.graph_inputs:
             value = graph_input.value
             if not isinstance(value, torch.Tensor):
                 continue
-            if value in self.real_contexts:
-                context.tensor_to_context[value] = self.real_contexts[value]
-                continue
-            fake = mode.from_tensor(value, static_shapes=True)  # the one AOTAutograd gets
-            if graph_input.as_tensor:  # a dynamic float: its `item()` is the same SymFloat
+            if graph_input.as_tensor:
+                fake = mode.from_tensor(value, static_shapes=True)
                 fake.item_memo = graph_input.node.meta["example_value"].item_memo
-            fakes.append(fake)
+                fakes.append(fake)
+            else:
+                context.tensor_to_context[value] = self.real_contexts.get(value) or \
+                    static_context(value, graph_input.source)
         return context, fakes
 
     def load_graph_input(self, graph_input: GraphInput,

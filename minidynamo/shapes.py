@@ -202,6 +202,13 @@ def symbolic_context(dims: Iterable[bool], view_base: StatefulSymbolicContext | 
     )
 
 
+def static_context(tensor: torch.Tensor, source: Source) -> StatefulSymbolicContext:
+    """Every size a constant, and a view's base's too: how a backend's fake mode sizes an
+    input the trace kept static (`OutputGraph.backend_context`), when it asks."""
+    base = static_context(tensor._base, AttrSource(source, "_base")) if tensor._is_view() else None
+    return symbolic_context([False] * tensor.dim(), base, source=shape_env_source(source))
+
+
 # -- talking to torch's ShapeEnv ------------------------------------------------------
 
 

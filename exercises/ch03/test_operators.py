@@ -241,6 +241,17 @@ def missing_attribute(x):
     return x.no_such_attribute       # eager raises AttributeError
 
 
+def real_part_of_a_real_tensor(x):
+    return x.real is x, x.real * 2, x.real   # eager: the tensor itself
+
+
+def transposed_in_place_then_written(x):
+    v = x.T                          # a new tensor on every read, as in eager
+    v.t_()                           # in place: its layout is x's again (a graph break)
+    v[0].fill_(5)                    # row 0 of x
+    return v, v, x
+
+
 @pytest.mark.task("ch03.4")
 @pytest.mark.parametrize("program", [returns_transpose, transpose_of_a_result,
                                      data_of_an_input_and_of_a_result],
@@ -251,6 +262,27 @@ def test_a_returned_attribute_matches_torch(program):
 
 def probes_attributes(x):
     return x * getattr(x, "scale_factor", 2) + hasattr(x, "shape") + 10 * hasattr(x, "nope")
+
+
+@pytest.mark.task("ch03.4")
+def test_the_real_part_of_a_real_tensor_is_the_tensor():
+    """`x.real` of a real tensor is `x` itself in eager. torch.compile records the read
+    and computes with its node (whose FakeTensor is x's); minidynamo records it too and
+    computes with `x`: the values agree, the arguments of `x.real * 2` do not."""
+    x = samples.tensors((3,))[0]
+    comparison = assert_same_as_torch(real_part_of_a_real_tensor, x, fullgraph=True,
+                                      ignore=("op arguments",))
+    assert comparison.minidynamo.outcomes[0].value[0] is True
+
+
+@pytest.mark.task("ch03.4")
+def test_a_tensor_attribute_is_one_object_however_often_it_is_used():
+    """`v = x.T` is a new tensor, reloaded from `L['x'].T` when the generated code needs
+    it (`FreshAttrSource`, read once per piece of code): what the frame does to it in
+    place, and that it is one object, must survive the graph break at `t_()`."""
+    comparison = run(transposed_in_place_then_written, (3, 3), fullgraph=False)
+    first, second, _ = comparison.minidynamo.outcomes[0].value
+    assert first is second
 
 
 @pytest.mark.task("ch03.4")
@@ -349,11 +381,26 @@ def test_no_gradient_function_is_none_in_one_graph():
                          fullgraph=False)
 
 
+def versions_returned(x):
+    y = x * 2
+    y.add_(1)
+    return x * 2, x._version, y._version    # y's is the graph's answer; x's is read after it
+
+
 @pytest.mark.task("ch03.4")
 def test_the_version_counter_is_read_when_the_graph_runs():
     """`x._version` is torch's `_tensor_version` operation in the graph, not the number
-    the FakeTensor had while tracing: the in-place `mul_` shows in it."""
+    the FakeTensor had while tracing: the in-place `mul_` shows in it. An input's
+    version that leaves the graph is read from the input after it (its source
+    `L['x']._version`): AOTAutograd's functionalization folds the operation to a
+    constant, so under aot_eager a version returned from the graph stays 0."""
     assert_same_as_torch(version_before_and_after, samples.tensors((3,))[0], fullgraph=True)
+    minidynamo.reset()
+    compiled = minidynamo.compile(versions_returned, backend="aot_eager")
+    x = samples.tensors((3,))[0]
+    for _ in range(3):
+        x.add_(1)
+        assert compiled(x)[1:] == versions_returned(x)[1:]
 
 
 def leaf_or_not(x):

@@ -18,17 +18,19 @@ calls and lifts parameters to graph inputs, as we do.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 import torch
 
 from minidynamo.exc import (
     UNSUPPORTED_ATTRIBUTE,
+    UNSUPPORTED_CALL,
     UNSUPPORTED_MUTATION,
     ObservedException,
     graph_break,
 )
 from minidynamo.global_state import global_module_hooks
+from minidynamo.shapes import is_symbolic
 from minidynamo.sources import AttrSource, GetItemSource, Source
 from minidynamo.variables.base import VariableTracker
 from minidynamo.variables.constant import ConstantVariable
@@ -122,6 +124,8 @@ class NNModuleVariable(VariableTracker):
     def call_function(
         self, tx: Translator, args: Sequence[VariableTracker], kwargs: dict[str, VariableTracker]
     ) -> VariableTracker:
+        if hasattr(self.module, "_initialize_hook"):  # a lazy module's first call
+            initialize_lazy_module(self.module, args, kwargs)
         tx.output.guards.add("NO_HOOKS", self.source, self.module)
         if has_hooks(self.module):  # nn.Module's own call, hooks and all, is inlined
             from minidynamo.variables.functions import UserMethodVariable
@@ -139,7 +143,7 @@ class NNModuleVariable(VariableTracker):
         args: Sequence[VariableTracker],
         kwargs: dict[str, VariableTracker],
     ) -> VariableTracker:
-        if name == "__setattr__":
+        if name == "__setattr__" and type(self.module).__setattr__ is torch.nn.Module.__setattr__:
             return self.set_attribute(tx, args[0].as_python_constant(), args[1])
         if name == "__getitem__" and isinstance(self.module, SLICEABLE) and len(args) == 1 and (
                 args[0].is_python_constant() and isinstance(args[0].as_python_constant(), slice)):
@@ -194,3 +198,42 @@ class NNModuleVariable(VariableTracker):
         return f"NNModuleVariable({type(self.module).__name__})"
 
 
+def initialize_lazy_module(module: torch.nn.Module, args: Sequence[VariableTracker],
+                           kwargs: dict[str, VariableTracker]) -> None:
+    """A lazy module (`nn.LazyLinear`) sizes its parameters from its first input, in a
+    pre-hook that then removes itself and gives the module its final class: run it now,
+    on the inputs' FakeTensors, as TorchDynamo does (`initialize_lazy_module`), so that
+    the trace sees real parameters and no hook. Eager's first call does the same, once
+    (parameters initialized from the global RNG)."""
+    from minidynamo.variables.tensor import TensorVariable
+
+    def example(variable: VariableTracker) -> Any:
+        variable = variable.realize()
+        if isinstance(variable, TensorVariable) and not any(
+                is_symbolic(size) for size in variable.example_value.shape):
+            return variable.example_value
+        if variable.is_python_constant():
+            return variable.as_python_constant()
+        graph_break(UNSUPPORTED_CALL, f"the first call of the lazy module "
+                    f"{type(module).__name__} with {variable} (its sizes must be known)")
+
+    module._infer_parameters(module, tuple(map(example, args)),
+                             {name: example(value) for name, value in kwargs.items()})
+
+@dataclass(frozen=True, eq=False, repr=False)
+class ModuleStoreVariable(VariableTracker):
+    """The store `nn.Module.__setattr__` makes, bound to a module: what
+    `super().__setattr__(name, value)` reaches in a module class's own `__setattr__`
+    (which the trace runs, as it runs a plain class's), done as a plain `m.name = v`."""
+
+    module: NNModuleVariable
+    children_fields = ("module",)
+
+    def call_function(
+        self, tx: Translator, args: Sequence[VariableTracker], kwargs: dict[str, VariableTracker]
+    ) -> VariableTracker:
+        module = tx.output.side_effects.latest(self.module)
+        return module.set_attribute(tx, args[0].as_python_constant(), args[1])
+
+    def __repr__(self) -> str:
+        return f"ModuleStoreVariable({self.module!r})"

@@ -14,10 +14,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+import torch
+
 from minidynamo.exc import EXCEPTION_IN_TRACED_CODE, graph_break, raise_observed
 from minidynamo.guards import constant_guard_kind
 from minidynamo.sources import AttrSource, GetItemSource, Source
 from minidynamo.variables.base import VariableTracker
+from minidynamo.variables.nn_module import ModuleStoreVariable, NNModuleVariable
 from minidynamo.variables.user_classes import UserDefinedClassVariable
 from minidynamo.variables.user_defined import IMMUTABLE_TYPE, class_attribute, type_source
 
@@ -41,6 +44,9 @@ class SuperVariable(VariableTracker):
             klass = mro[index]
             guard_class_entry(tx, type_source(self.obj), index, klass, name)
             if name in vars(klass):
+                if name == "__setattr__" and isinstance(self.obj, NNModuleVariable) and (
+                        vars(klass)[name] in (torch.nn.Module.__setattr__, object.__setattr__)):
+                    return ModuleStoreVariable(self.obj)  # a module class's own __setattr__
                 return class_attribute(tx, self.obj, klass, name, vars(klass)[name], None)
         raise_observed(AttributeError, f"'super' object has no attribute {name!r}")
 
