@@ -9,7 +9,9 @@ wrong, each compared with eager PyTorch on the same calls:
   reads in the same frame were wrong (they break the graph now);
 - `minidynamo.compile(m)` ran the class's `forward` when one is set on the instance;
 - `y.retain_grad()` in the frame did nothing; `x.is_leaf` of an input was not guarded
-  (a leaf, then a computed tensor of the same shape, got the leaf's answer).
+  (a leaf, then a computed tensor of the same shape, got the leaf's answer);
+- a module class's own `__setattr__` was bypassed (stored directly, replayed once);
+- a lazy module's first call was an internal error (run eagerly).
 """
 
 from __future__ import annotations
@@ -257,3 +259,77 @@ def test_objects_without_eq_compare_by_identity_in_one_graph_as_torch_does():
         expected = torch.compile(compare, backend=theirs)(torch.ones(2), p, q)
         assert torch.equal(got, compare(torch.ones(2), p, q)) and torch.equal(got, expected)
         assert ours.frame_count == theirs.frame_count == 1
+
+
+class Logged(nn.Module):
+    """A module class with its own `__setattr__`: a log of the values given to `x`."""
+
+    def __init__(self):
+        super().__init__()
+        self.history = []
+
+    def __setattr__(self, name, value):
+        if name == "x":
+            self.history.append(value)
+        super().__setattr__(name, value)
+
+    def forward(self, t):
+        self.x = len(self.history)
+        return t + len(self.history)
+
+
+class Frozen(nn.Module):
+    def __setattr__(self, name, value):
+        if getattr(self, "frozen", False):
+            raise AttributeError("frozen")
+        super().__setattr__(name, value)
+
+
+def test_a_module_classs_own_setattr_runs_in_the_trace():
+    """`m.x = 1` on a module whose class has its own `__setattr__` was stored directly
+    and replayed once after the graph: the log missed a value, reads in the frame saw
+    the old state, and a refusal (`raise AttributeError`) escaped the frame's `try`."""
+    def make_and_call(compile_):
+        logged, frozen = Logged(), Frozen()
+        object.__setattr__(frozen, "frozen", True)
+
+        def writes(t):
+            logged.x = 1
+            logged.x = 2
+            return t + len(logged.history)
+
+        def refused(t):
+            try:
+                frozen.z = 1
+                return t + 1
+            except AttributeError:
+                return t - 1
+
+        run = compile_(logged)
+        outputs = [compile_(writes)(torch.zeros(1)), compile_(refused)(torch.zeros(1))]
+        outputs += [run(torch.zeros(1)) for _ in range(3)]
+        return [each.item() for each in outputs], logged.history, logged.x
+
+    eager, ours = both(make_and_call)
+    assert ours == eager == ([2.0, -1.0, 3.0, 4.0, 5.0], [1, 2, 2, 3, 4], 4)
+
+
+def test_a_lazy_modules_first_call_is_traced_after_it_is_initialized():
+    """`nn.LazyLinear` sizes its parameters from its first input in a pre-hook: it ran
+    inside the trace as an internal error (an uninitialized parameter), so the first
+    call ran eagerly. It is initialized on the inputs' FakeTensors now, as TorchDynamo
+    does, with eager's parameters (the same draws from the RNG), in one graph."""
+    def make_and_call(compile_):
+        model = nn.Sequential(nn.LazyLinear(3), nn.ReLU(), nn.LazyLinear(2))
+        run = compile_(model)
+        outputs = [run(torch.ones(4, 5)) for _ in range(2)]
+        return outputs, [type(layer).__name__ for layer in model], model[2].weight.detach()
+
+    (eager, eager_classes, eager_weight), (ours, classes, weight) = both(make_and_call)
+    assert classes == eager_classes == ["Linear", "ReLU", "Linear"]
+    assert torch.equal(weight, eager_weight)
+    for want, got in zip(eager, ours):
+        assert torch.equal(want, got)
+    minidynamo.reset()
+    explanation = minidynamo.explain(nn.LazyLinear(3))(torch.ones(2, 4))
+    assert explanation.graph_count == 1 and explanation.graph_break_count == 0
