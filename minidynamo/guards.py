@@ -685,7 +685,7 @@ class CheckFunction:
         for index in order:
             guard, holds = self.guards[index], self._one_by_one[index]
             try:
-                ok = holds(L, G)
+                ok = bool(holds(L, G))  # `k == 1` of a tensor `k`: its bool raises too
             except Exception as error:  # noqa: BLE001 (a missing key or attribute)
                 if raised is None:
                     raised = index, f"{display_name(guard.code)} ({type(error).__name__}: {error})"

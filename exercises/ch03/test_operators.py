@@ -138,13 +138,19 @@ def rounds(x):
     return x * round(2.567, ndigits=2)            # a pure builtin folds, keywords too
 
 
+def folds_pure_builtins(x):
+    quotient, remainder = divmod(17, 5)           # no handler of its own: folded, run now
+    return x * pow(2, 5, mod=7) + quotient * 10 + remainder + int(chr(ord("0") + 3))
+
+
 def pair_with_a_default(x, y):
     Pair = collections.namedtuple("Pair", ["a", "b"], defaults=[3])   # a keyword of the factory
     return x * Pair(x).b, Pair(x, y).b
 
 
 @pytest.mark.task("ch03.2")
-@pytest.mark.parametrize("program", [makes_a_class, rounds, pair_with_a_default],
+@pytest.mark.parametrize("program", [makes_a_class, rounds, folds_pure_builtins,
+                                     pair_with_a_default],
                          ids=lambda p: p.__name__)
 def test_builtins_that_fold_at_trace_time(program):
     run(program)
@@ -266,9 +272,11 @@ def probes_attributes(x):
 
 @pytest.mark.task("ch03.4")
 def test_the_real_part_of_a_real_tensor_is_the_tensor():
-    """`x.real` of a real tensor is `x` itself in eager. torch.compile records the read
-    and computes with its node (whose FakeTensor is x's); minidynamo records it too and
-    computes with `x`: the values agree, the arguments of `x.real * 2` do not."""
+    """`x.real` of a real tensor is `x` itself in eager. Its node's FakeTensor is x's,
+    so the tracker of its result is x's (the operation that returns its input gives the
+    input's tracker back), and `is` answers True while tracing. torch.compile makes a
+    tracker of the node and computes `x.real * 2` with it: the values agree, the
+    arguments of that multiplication do not."""
     x = samples.tensors((3,))[0]
     comparison = assert_same_as_torch(real_part_of_a_real_tensor, x, fullgraph=True,
                                       ignore=("op arguments",))

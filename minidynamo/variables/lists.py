@@ -162,6 +162,8 @@ class BaseListVariable(VariableTracker):
         if isinstance(contents, BaseListVariable):
             other = tx.output.side_effects.latest(contents)
         builtin = self.python_type()  # list + list subclass, tuple + namedtuple: of the left's type
+        if builtin is tuple and isinstance(other, SizeVariable) and is_size_items(self.items):
+            return SizeVariable(self.items + other.items)  # torch.Size's __radd__ answers
         if type(other) is not type(self) and not (
                 builtin in (list, tuple) and isinstance(other, BaseListVariable)
                 and issubclass(other.python_type(), builtin)):
@@ -516,6 +518,14 @@ class SizeVariable(TupleVariable):
     def with_items(self, items: tuple[VariableTracker, ...]) -> BaseListVariable:
         return SizeVariable(tuple(items))
 
+    def dunder_add(self, tx: Translator, other: VariableTracker) -> VariableTracker:
+        """`x.shape[:-1] + (2, -1)`: a torch.Size adds any tuple of ints, and so does a
+        tuple to it (`(2,) + x.shape`, torch.Size's `__radd__`): the sum is a torch.Size."""
+        other = other.realize()
+        if isinstance(other, TupleVariable) and is_size_items(other.items):
+            return SizeVariable(self.items + other.items)
+        return super().dunder_add(tx, other)
+
     def method_numel(self, tx: Translator) -> VariableTracker:
         from minidynamo.variables.builtins import BuiltinVariable
 
@@ -675,3 +685,10 @@ class SliceVariable(VariableTracker):
     def __repr__(self) -> str:
         return "SliceVariable()"
 
+
+def is_size_items(items: Sequence[VariableTracker]) -> bool:
+    """Items a torch.Size can hold: ints, known or symbolic (`s77`)."""
+    from minidynamo.variables.sym_node import SymNodeVariable
+
+    return all(isinstance(item, SymNodeVariable) and item.python_type() is int or (
+        item.is_python_constant() and type(item.as_python_constant()) is int) for item in items)

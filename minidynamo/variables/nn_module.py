@@ -162,7 +162,8 @@ class NNModuleVariable(VariableTracker):
             "call_function", torch._C._log_api_usage_once, ("python.nn_module",), {})
         node.meta["example_value"] = None
         node.meta["stack_trace"] = tx.stack_trace()
-        modules = self.var_getattr(tx, "_modules").realize()  # guards its keys
+        modules = self.var_getattr(tx, "_modules").realize()
+        modules.guard_all_keys()  # which modules a slice takes depends on all of them
         for name in list(self.module._modules)[key]:
             modules.call_method(tx, "__getitem__", [ConstantVariable(name)], {}).realize()
         variable = NNModuleVariable(self.module[key], object_id=new_object_id())

@@ -45,8 +45,6 @@ class TensorVariable:
             else:
                 result = tx.output.create_node(
                     tx, "call_function", getattr, [self, constant(name)], {})
-            if name == "real" and not self.example_value.is_complex():
-                return self  # the tensor itself, `x.real is x` (recorded, as torch does)
             # a new tensor on each read: the generated code reads it once (FreshAttrSource)
             return result.clone(source=FreshAttrSource(self.source, name)) if self.source else result
         if name == "nbytes" and is_symbolic(self.example_value.numel()):

@@ -23,7 +23,7 @@ from minidynamo.bytecode import Instruction, create_instruction
 from minidynamo.codegen import GRAPH_OUTPUT_LOCAL, PyCodegen, SharedPrefixes
 from minidynamo.exc import DATA_DEPENDENT_VALUE, EXCEPTION_IN_TRACED_CODE, REQUIRES_GRAD_RETURNED, BackendCompilerFailed, Unsupported, graph_break
 from minidynamo.guards import GuardSet
-from minidynamo.shapes import DYNAMIC_INDICES, FrameSizes, dynamic_dims as dynamic_dims_of, float_tensor_source, is_symbolic, shape_env_source, symbolic_context, symbolic_properties
+from minidynamo.shapes import DYNAMIC_INDICES, FrameSizes, dynamic_dims as dynamic_dims_of, float_tensor_source, is_symbolic, shape_env_source, symbolic_context, static_context, symbolic_properties
 from minidynamo.side_effects import SideEffects
 from minidynamo.sources import AttrSource, Source, is_module_state
 from minidynamo.variables import ConstantVariable, ListVariable, NamedTupleVariable, TensorVariable, TupleVariable, VariableTracker, constant, new_object_id, replace_version

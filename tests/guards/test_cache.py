@@ -409,3 +409,23 @@ def test_a_resume_function_without_cells_is_made_and_wrapped_once():
     runner = cache.lookup(resume_code).entries[0]._runner
     compiled(x)
     assert cache.lookup(resume_code).entries[0]._runner is runner
+
+
+def kept_positions(h, k):
+    """transformers' `logits_to_keep`: an int, or a tensor of positions."""
+    if isinstance(k, torch.Tensor) and k.ndim == 2:
+        return h
+    if isinstance(k, int):
+        k = slice(-k, None)
+    return h[:, k, :] * 2
+
+
+def test_a_recompile_reason_asked_of_a_tensor_where_an_int_was_is_found():
+    """The reason for a recompile tries the guards that failed before first: one of them,
+    `L['k'] == 1`, asked of a tensor, gave a tensor whose truth raised RuntimeError out
+    of the recompile. A guard whose answer cannot be a bool has not held."""
+    h, positions = torch.randn(2, 7, 4), torch.tensor([0, 2, 5])
+    minidynamo.reset()
+    compiled = minidynamo.compile(kept_positions, backend="eager")
+    for k in (0, 1, 3, positions):
+        assert torch.equal(compiled(h, k), kept_positions(h, k))

@@ -268,6 +268,10 @@ def view_with_base(view):
             ((3, 4), (5, 4), (6, 4))]
 
 
+def heads_of(x):  # GPT-2's Conv1D and attention: a torch.Size plus a tuple
+    return x.view(x.size()[:-1] + (2, -1)) * 2, x.reshape((1,) + x.shape) + 1
+
+
 def text_of_a_float(x, s):
     return x + 1, str(s * 0.0)  # a graph break: sympy's 0.0 has no sign, str(-0.0) has
 
@@ -297,6 +301,7 @@ CASES = [
     Case("an_int_in_a_list", item_of_list, [lambda n=n: ([t(2), n],) for n in (3, 4, 5)]),
     Case("a_tensor_in_a_list", item_of_list, [lambda n=n: ([t(n), t(n)],) for n in (3, 4, 5)]),
     Case("len_of_a_dynamic_size", length_of, sizes((2, 2), (3, 2), (4, 2))),
+    Case("a_size_plus_a_tuple", heads_of, sizes((3, 4), (5, 4), (6, 6), (7, 8))),
     Case("math_of_a_dynamic_int", root_of_an_int, [lambda n=n: (t(2), n) for n in (2, 3, 4, 5)]),
     Case("round_of_a_dynamic_float", rounded,
          [lambda s=s: (t(2), s) for s in (0.17, 2.5, 1.0, 1.3, -0.5)]),

@@ -809,7 +809,25 @@ def state_of_both():
     return t(3), PARAMETERS, {PARAMETERS[0]: 1, PARAMETERS[1]: 2}
 
 
+class FirstLayers(torch.nn.Module):
+    """LlamaModel's loop: `for layer in self.layers[: self.config.num_hidden_layers]`."""
+
+    def __init__(self, count):
+        super().__init__()
+        torch.manual_seed(0)
+        self.layers = torch.nn.ModuleList([torch.nn.Linear(3, 3) for _ in range(count)])
+
+    def forward(self, x):
+        for layer in self.layers[:8]:
+            x = layer(x)
+        return x
+
+
 CASES = [
+    # which modules a slice of a ModuleList takes depends on all its keys: an entry made
+    # for one layer was reused for two (only the keys the slice read were guarded)
+    Case("module_list_grown_under_a_slice", run_net,
+         same_then(lambda: (t(3), FirstLayers(1)), lambda: (t(3), FirstLayers(2)))),
     # dicts keyed by tensors from outside (`list(dict.keys(d))[i]`): the entry must not
     # take which key a lookup found from the key's position
     Case("tensor_keys_reordered", by_parameter,
