@@ -311,15 +311,24 @@ class VariableBuilder:
         plain object: an optimizer's `self.state[p]`), as TorchDynamo builds them: such a
         key is reached by its position, `list(dict.keys(d))[i]`, and realized now (the
         same object reached from two sources gets a DUPLICATE_INPUT guard); its value
-        by `d[that key]`, lazily. A lookup that finds the key or rules it out makes the
-        aliasing guards keep it distinct from other objects (`ConstDictVariable.same_key`);
-        the length is guarded when the trace reads every key."""
+        by `d[that key]`, lazily. A lookup that rules the keys out makes the aliasing
+        guards keep them distinct from it (`ConstDictVariable.keep_keys_distinct`). When
+        the trace reads every key, the length is guarded, and each constant key at its
+        position (`{'scale': 2, p: 3}`)."""
         if self.source is None or not all(
                 is_dict_key_value(key) or hashes_by_identity(key) for key in value):
             graph_break(UNSUPPORTED_VALUE, "a dict whose keys are not all constants "
                         "or objects hashed by identity")
         self.guard("TYPE_MATCH", value)
         position = {id(key): index for index, key in enumerate(dict.keys(value))}
+        constants = [(position[id(key)], key) for key in value if is_dict_key_value(key)]
+        guards = self.output.guards
+
+        def guard_keys() -> None:
+            guards.add("LENGTH_CHECK", self.source, value)
+            for index, key in constants:
+                guards.add(constant_guard_kind(key), DictKeySource(self.source, index), key)
+
         items: dict[Any, VariableTracker] = {}
         for key, item in list(value.items()):  # the dict's own order (an OrderedDict's)
             if is_dict_key_value(key):
@@ -331,7 +340,7 @@ class VariableBuilder:
                 key, self.output, source=key_source).realize())
             items[python_key] = LazyVariableTracker(
                 item, self.output, source=DictValueSource(self.source, key_source))
-        return functools.partial(self.output.guards.add, "LENGTH_CHECK", self.source, value), items
+        return guard_keys, items
 
     def storage_of(self, value: dict) -> str | None:
         """What `value` stores, when it is a module's globals (the frame's own, or one of

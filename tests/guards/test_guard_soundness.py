@@ -809,6 +809,11 @@ def state_of_both():
     return t(3), PARAMETERS, {PARAMETERS[0]: 1, PARAMETERS[1]: 2}
 
 
+def key_names(x, d):
+    """Iterates a dict keyed by a string and a tensor: its constant key is guarded too."""
+    return [key if isinstance(key, str) else 0 for key in d], x + len(d)
+
+
 class FirstLayers(torch.nn.Module):
     """LlamaModel's loop: `for layer in self.layers[: self.config.num_hidden_layers]`."""
 
@@ -836,6 +841,9 @@ CASES = [
          same_then(lambda: keyed("ab"), lambda: keyed("ba"))),
     Case("tensor_key_missing_then_present", in_state,
          same_then(state_and_stranger, state_of_both)),
+    Case("constant_key_renamed_beside_a_tensor_key", key_names,
+         same_then(lambda: (t(3), {"a": 1, PARAMETERS[0]: 2}),
+                   lambda: (t(3), {"b": 1, PARAMETERS[0]: 2}))),
     # the DICT_KEYS guard recorded the order of the dict underneath an OrderedDict: the
     # entry for the moved order passed for the first order again (a subclass was also
     # iterated in the wrong order)
