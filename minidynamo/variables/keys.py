@@ -64,13 +64,7 @@ class ObjectKey:
 
 def as_key(tx: Translator, variable: VariableTracker) -> Any:
     """The Python value `variable` is hashed as, when it is a dict key or a set element."""
-    return key_of(tx.output, variable)
-
-
-def key_of(output: OutputGraph, variable: VariableTracker) -> Any:
-    """`as_key` for a trace's output graph: what the builder uses for the keys of a dict
-    from outside, before any instruction reads them."""
-    variable = output.side_effects.latest(variable.realize())
+    variable = tx.output.side_effects.latest(variable.realize())
     if variable.is_python_constant():
         key = variable.as_python_constant()
         try:
@@ -79,12 +73,12 @@ def key_of(output: OutputGraph, variable: VariableTracker) -> Any:
             raise_observed(TypeError, f"unhashable type: {type(key).__name__!r}")
         return key
     if isinstance(variable, TupleVariable) and variable.python_type() is tuple:
-        return tuple(key_of(output, item) for item in variable.items)
+        return tuple(as_key(tx, item) for item in variable.items)
     if _is_frozen_dataclass(variable):
-        fields = tuple(key_of(output, variable.attributes[field.name])
+        fields = tuple(as_key(tx, variable.attributes[field.name])
                        for field in dataclasses.fields(variable.cls) if field.compare)
         return ObjectKey((variable.cls, fields), hash(fields), variable)
-    identity = _identity(output, variable)
+    identity = _identity(tx.output, variable)
     if identity is None:
         graph_break(UNSUPPORTED_OPERATOR, f"using {variable} as a dict key or set element")
     return ObjectKey(identity, hash(identity), variable)
