@@ -47,8 +47,9 @@ def fast_forms(guards: list[Guard]) -> list[Guard]:
     batched = {id(guard) for guard in unmarked} if len(unmarked) > 1 else set()
     if len(checked) > 1:
         batched |= {id(guard) for guard, _ in checked}
-    rest = [all_tensors(checked) if len(checked) > 1 and guard is checked[0][0] else guard
-            for guard in fast if id(guard) not in batched or guard is checked[0][0]]
+    first = checked[0][0] if checked else None
+    rest = [all_tensors(checked) if len(checked) > 1 and guard is first else guard
+            for guard in fast if id(guard) not in batched or guard is first]
     if len(unmarked) > 1:
         rest.append(all_unmarked(unmarked))
     return rest
