@@ -323,7 +323,9 @@ def call_compiled(
         return fn(*args, **kwargs)
     try:
         f_locals = cache.bind(fn, args, kwargs)
-    except TypeError:  # wrong arguments: let Python raise its own error
+    except TypeError:  # wrong arguments: let Python raise its own error, outside this
+        f_locals = None  # `except`, so that the binder's error is not its __context__
+    if f_locals is None:
         return fn(*args, **kwargs)
     f_globals, backend_id = fn.__globals__, id(backend)
     for entry in cache.entries:

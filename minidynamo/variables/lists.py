@@ -84,6 +84,9 @@ def sorted_items(
     return [items[index] for index in order]
 
 
+_BEING_ASKED: set[int] = set()  # the sequences whose `is_python_constant` is running
+
+
 @dataclass(frozen=True, eq=False, repr=False)
 class BaseListVariable(VariableTracker):
     """What lists, tuples and their relatives share: a tuple of item trackers."""
@@ -98,8 +101,16 @@ class BaseListVariable(VariableTracker):
 
     def is_python_constant(self) -> bool:
         """Each item asked in order, up to the first that is not a constant (a lazy item
-        asked is read); a symbol among them is not specialized to answer."""
-        return all(item.is_python_constant() for item in self.items)
+        asked is read); a symbol among them is not specialized to answer. A list that
+        contains itself (`a.append(a)`) is not a constant: asked again while its items
+        are asked, it answers no instead of asking forever."""
+        if id(self) in _BEING_ASKED:
+            return False
+        _BEING_ASKED.add(id(self))
+        try:
+            return all(item.is_python_constant() for item in self.items)
+        finally:
+            _BEING_ASKED.discard(id(self))
 
     def as_proxy(self) -> Any:
         return self.python_type()(item.as_proxy() for item in self.items)
