@@ -146,6 +146,7 @@ def transform_code(
     break_on_requires_grad = False
     specialized_floats: set[str] = set()
     TensorifyState.clear()  # what torch's pass asks to specialize is about this frame
+    pass_asked: frozenset[str] = frozenset()
     while True:
         output = OutputGraph(fn.__globals__, backend, frame_name=fn.__qualname__,
                              dynamic=dynamic, frame_sizes=sizes)
@@ -172,9 +173,14 @@ def transform_code(
         except BackendCompilerFailed as failed:
             floats = floats_to_specialize(output, failed)
             output.discard()
-            if not floats - specialized_floats:
+            # The pass may also ask about a symbol of its own (a 0-d float64 tensor's
+            # value): TensorifyState keeps its answer, and the same graph, compiled
+            # again, passes, as torch.compile compiles it a second time.
+            asked = frozenset(TensorifyState.force_specializations)
+            if not floats - specialized_floats and asked == pass_asked:
                 raise
             specialized_floats |= floats  # traced again with those floats as constants
+            pass_asked = asked
             continue
         except BaseException:  # the frame runs eagerly, or fullgraph raises: the same
             output.discard()

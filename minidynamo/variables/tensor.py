@@ -157,6 +157,11 @@ def node_class(node: torch.fx.Node) -> type:
 # In-place updates with a scale, decomposed as TorchDynamo does (its default
 # `enable_dynamo_decompositions`): `p.copy_(fma(a <op> b, scale, p))` with inductor's
 # `prims.fma`. ATen would read a tensor scale with `.item()` (Adam's `value=-step_size`).
+# the item writes called as methods, and the operator each is (`x.__setitem__(0, v)`,
+# `torch.Tensor.__setitem__(x, 0, v)`): a node of its own would return nothing, be used
+# by nothing, and be dropped from the graph as dead code with the write it makes
+ITEM_WRITES = {"__setitem__": operator.setitem, "__delitem__": operator.delitem}
+
 # name -> (the keyword of the scale, how the operands combine; None: one operand)
 FUSED_METHODS: dict[str, tuple[str, Any]] = {
     "addcdiv_": ("value", torch.div), "addcmul_": ("value", torch.mul), "add_": ("alpha", None),
@@ -326,6 +331,10 @@ class TensorVariable(VariableTracker):
             graph_break(UNSUPPORTED_MUTATION, "Tensor.retain_grad() in the compiled frame")
         if name == "requires_grad_":
             return self.requires_grad_(tx, args, kwargs)
+        if name in ITEM_WRITES:  # `x.__setitem__(i, v)` is `x[i] = v`: the same recorded write
+            from minidynamo.variables.builtins import BuiltinVariable
+
+            return BuiltinVariable(ITEM_WRITES[name]).call_function(tx, [self, *args], kwargs)
         if name in FUSED_METHODS:  # p.addcdiv_(a, b, value=v): as TorchDynamo decomposes it
             fused = fused_multiply_add(tx, self, name, args, kwargs)
             if fused is not None:
@@ -384,7 +393,9 @@ class TensorVariable(VariableTracker):
         tx.output.create_node(tx, "call_function", allowed, [constant(True)], {}, keep=True)
         result = tx.output.create_node(tx, "call_method", "requires_grad_", [self, *args], kwargs)
         tx.output.create_node(tx, "call_function", allowed, [constant(False)], {}, keep=True)
-        result.node.meta["requires_grad_called"] = True
+        # the tensor itself is marked too: `y.requires_grad_()` as a statement leaves
+        # `y` naming its own node, which the rest of the frame computes from
+        result.node.meta["requires_grad_called"] = self.node.meta["requires_grad_called"] = True
         return result
 
     def sizes(self, tx: Translator, what: str) -> VariableTracker:
