@@ -144,14 +144,12 @@ def transform_code(
     break_points: dict[int, Unsupported] = {}
     sizes = cache_of(code).sizes
     break_on_requires_grad = False
-    specialized_floats: set[str] = set()
-    TensorifyState.clear()  # what torch's pass asks to specialize is about this frame
-    pass_asked: frozenset[str] = frozenset()
+    specialized = Specializations()
     while True:
         output = OutputGraph(fn.__globals__, backend, frame_name=fn.__qualname__,
                              dynamic=dynamic, frame_sizes=sizes)
         output.break_on_requires_grad = break_on_requires_grad
-        output.specialized_floats = frozenset(specialized_floats)
+        output.specialized_floats = frozenset(specialized.floats)
         output.frame_compiler = functools.partial(
             compile_frame, backend=backend, fullgraph=fullgraph, dynamic=dynamic, owner=owner)
         tx = InstructionTranslator(code, f_locals, fn.__globals__, fn.__closure__, output,
@@ -171,16 +169,10 @@ def transform_code(
             output.discard()
             continue
         except BackendCompilerFailed as failed:
-            floats = floats_to_specialize(output, failed)
+            again = specialized.learn(output, failed)
             output.discard()
-            # The pass may also ask about a symbol of its own (a 0-d float64 tensor's
-            # value): TensorifyState keeps its answer, and the same graph, compiled
-            # again, passes, as torch.compile compiles it a second time.
-            asked = frozenset(TensorifyState.force_specializations)
-            if not floats - specialized_floats and asked == pass_asked:
+            if not again:
                 raise
-            specialized_floats |= floats  # traced again with those floats as constants
-            pass_asked = asked
             continue
         except BaseException:  # the frame runs eagerly, or fullgraph raises: the same
             output.discard()
@@ -199,6 +191,30 @@ def refuse_suspending_frames(code: types.CodeType) -> None:
         graph_break(UNSUPPORTED_PYTHON_FEATURE,
                     f"{code.co_name} is {kind}: its frame suspends, and is not traced "
                     f"(torch.compile skips it too)")
+
+
+class Specializations:
+    """What AOTAutograd's pass that turns float inputs into tensors asked of one frame's
+    traces: the floats to trace as constants (`floats`, by source name), and the
+    symbols it asked torch's `TensorifyState` to specialize."""
+
+    def __init__(self) -> None:
+        self.floats: set[str] = set()
+        TensorifyState.clear()  # what torch's pass asks to specialize is about this frame
+        self.asked: frozenset[str] = frozenset()
+
+    def learn(self, output: OutputGraph, failed: BackendCompilerFailed) -> bool:
+        """Whether the frame is to be traced again after `failed`: the pass named new
+        floats, or asked about a symbol of its own (a 0-d float64 tensor's value), whose
+        answer `TensorifyState` keeps, so that the same graph passes when compiled a
+        second time, as torch.compile compiles it twice."""
+        floats = floats_to_specialize(output, failed)
+        asked = frozenset(TensorifyState.force_specializations)
+        if not floats - self.floats and asked == self.asked:
+            return False
+        self.floats |= floats
+        self.asked = asked
+        return True
 
 
 def floats_to_specialize(output: OutputGraph, failed: BackendCompilerFailed) -> set[str]:
