@@ -422,9 +422,12 @@ def add_entry(cache: FrameCache, fn: types.FunctionType, new_code: types.CodeTyp
               output: OutputGraph, backend: Backend, fullgraph: bool,
               owner: weakref.ref | None, dynamic: bool | None) -> CacheEntry | None:
     """The traced frame as a cache entry (None: it has no tensor operation, and is skipped)."""
-    if output.compiled_graph is None and output.break_reason is None and not fullgraph:
+    no_ops = output.compiled_graph is None and output.break_reason is None and not fullgraph
+    if no_ops and not cache.entries:
         # No tensor operation at all: as TorchDynamo ("No ops traced for the FX graph"),
-        # skip the frame, now and on every later call; it runs eagerly.
+        # skip the frame, now and on every later call; it runs eagerly. Not a recompile:
+        # inputs like the ones other entries hold for still use them (an `if n < 2:
+        # return x` taken once), and these get an entry of their own, with no graph.
         report_compiled_frame(fn, output)
         counters["frames_skipped_no_ops"] += 1
         cache.skip = True

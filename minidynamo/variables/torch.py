@@ -230,8 +230,27 @@ class TorchFunctionVariable(KnownFunctionVariable):
                         hint="Create the tensor outside the compiled function.")
         if "out" in kwargs:
             refuse_unsafe_out(tx, self.fn, args, kwargs)
-        return tx.output.create_node(tx, "call_function", RECORDED_AS.get(self.fn, self.fn),
-                                     args, kwargs)
+        target = RECORDED_AS.get(self.fn, self.fn)
+        data = args[0] if args else kwargs.get("data")
+        if self.fn is torch.tensor and data is not None and holds_graph_values(data):
+            # `torch.tensor([x.size(0), 2])`: data with a symbol (or a tensor) in it is
+            # recorded as torch's reference implementation, whose FakeTensor run keeps
+            # the symbol, where torch.tensor's would make it a number (as TorchDynamo)
+            target = torch._refs.tensor
+        return tx.output.create_node(tx, "call_function", target, args, kwargs)
+
+
+def holds_graph_values(data: VariableTracker) -> bool:
+    """Whether a list or tuple (nested) holds a symbol or a tensor among its items."""
+    from minidynamo.variables.lists import BaseListVariable
+    from minidynamo.variables.sym_node import SymNodeVariable
+    from minidynamo.variables.tensor import TensorVariable
+
+    data = data.realize()
+    if isinstance(data, (SymNodeVariable, TensorVariable)):
+        return True
+    return isinstance(data, BaseListVariable) and any(
+        holds_graph_values(item) for item in data.items)
 
 
 def refuse_unsafe_out(tx: Translator, fn: Any, args: Sequence[VariableTracker],

@@ -85,3 +85,72 @@ def test_values_as_eager_computes_them(fn, calls):
     compiled = minidynamo.compile(fn, backend="eager")
     expected = [shown(fn(*args)) for args in calls]
     assert [shown(compiled(*args)) for args in calls] == expected
+
+
+# -- found by a probe of dynamic shapes across recompiles (aot_eager and inductor) --------
+#
+# - `torch.tensor([x.size(0), 2])` made the symbol a number (torch.tensor's FakeTensor
+#   run reads it): with the size marked dynamic, a ConstraintViolationError; without, a
+#   recompile for every size. It is recorded as torch's `torch._refs.tensor` now, as
+#   TorchDynamo records it, and the size stays a symbol;
+# - a recompile that traced no operation (`if x.shape[0] < 2: return x`, taken once)
+#   skipped the frame for good: the sizes that the first entry covers ran eagerly from
+#   then on. Only a frame's first compile skips it now; a recompile gets an entry.
+
+
+def tensor_of_sizes(x):
+    return torch.tensor([x.size(0), 2]) + 1
+
+
+def tensor_of_a_ratio(x):
+    return x * torch.tensor(x.shape[0] / 3)
+
+
+@pytest.mark.parametrize("backend", ["eager", "aot_eager"])
+@pytest.mark.parametrize("fn", [tensor_of_sizes, tensor_of_a_ratio])
+def test_a_tensor_made_of_sizes_keeps_them_symbols(fn, backend):
+    from torch._dynamo.testing import CompileCounterWithBackend
+
+    patterns = {}
+    for name, compile_fn in (("torch", torch.compile), ("minidynamo", minidynamo.compile)):
+        torch._dynamo.reset()
+        minidynamo.reset()
+        counter = CompileCounterWithBackend(backend)
+        compiled, pattern = compile_fn(fn, backend=counter), []
+        for n in (3, 5, 8, 4):
+            x = torch.randn(n)
+            assert torch.allclose(compiled(x), fn(x))
+            pattern.append(counter.frame_count)
+        patterns[name] = pattern
+    assert patterns["minidynamo"] == patterns["torch"] == [1, 2, 2, 2]
+
+
+def test_a_marked_size_in_a_tensor_stays_dynamic():
+    minidynamo.reset()
+    compiled = minidynamo.compile(tensor_of_sizes, backend="aot_eager")
+    x = torch.randn(5)
+    minidynamo.mark_dynamic(x, 0)
+    for n, first in ((5, x), (2, None), (9, None)):
+        x = first if first is not None else torch.randn(n)
+        assert torch.equal(compiled(x), tensor_of_sizes(x))
+
+
+def small_returned_as_is(x):
+    if x.shape[0] < 2:
+        return x
+    return x * 2
+
+
+def test_a_recompile_without_operations_does_not_skip_the_frame():
+    from minidynamo import cache
+    from minidynamo.convert_frame import counters
+
+    minidynamo.reset()
+    compiled = minidynamo.compile(small_returned_as_is, backend="eager", dynamic=True)
+    for n in (4, 1):
+        compiled(torch.randn(n, 3))
+    hits = counters["cache_hits"]
+    x = torch.randn(7, 3)
+    assert torch.equal(compiled(x), x * 2)
+    assert not cache.lookup(small_returned_as_is.__code__).skip
+    assert counters["cache_hits"] == hits + 1  # the first entry, dynamic, holds n = 7
