@@ -420,11 +420,16 @@ def object_str(self: Any, /) -> str:
 
 def sequence_eq(left: Any, right: Any, /) -> bool:
     """`left == right` for two lists (or two tuples) whose items are not all constants:
-    equal lengths, and each pair the same object or equal, as CPython compares them."""
+    equal lengths, and each pair the same object or equal, as CPython compares them. Two
+    ints are only compared (`is` would add nothing to `==`): a size that is a symbol
+    (`x.shape == y.shape`) has no identity to ask."""
     if len(left) != len(right):
         return False
     for mine, theirs in zip(left, right):
-        if not (mine is theirs or mine == theirs):
+        if type(mine) is int and type(theirs) is int:
+            if mine != theirs:
+                return False
+        elif not (mine is theirs or mine == theirs):
             return False
     return True
 

@@ -87,6 +87,16 @@ def sorted_items(
 _BEING_ASKED: set[int] = set()  # the sequences whose `is_python_constant` is running
 
 
+def sequence_kind(variable: VariableTracker) -> type | None:
+    """`list` or `tuple` for a sequence that compares as one (`torch.Size` and a
+    namedtuple compare as tuples, item by item); None for a class with its own `==`."""
+    cls = variable.python_type()
+    for kind in (list, tuple):
+        if issubclass(cls, kind) and cls.__eq__ is kind.__eq__:
+            return kind
+    return None
+
+
 @dataclass(frozen=True, eq=False, repr=False)
 class BaseListVariable(VariableTracker):
     """What lists, tuples and their relatives share: a tuple of item trackers."""
@@ -194,12 +204,15 @@ class BaseListVariable(VariableTracker):
         """==, <, ... between sequences of constants; == and != between two lists or two
         tuples of anything, item by item (`polyfills.sequence_eq`)."""
         values = constant_values([self, other])
-        if values is None and operation in (operator.eq, operator.ne) \
-                and self.python_type() in (list, tuple) \
-                and type(other) is type(self) and other.python_type() is self.python_type():
+        other = other.realize()
+        kinds = (sequence_kind(self), sequence_kind(other) if isinstance(other, BaseListVariable)
+                 else None)
+        if values is None and operation in (operator.eq, operator.ne) and None not in kinds:
             from minidynamo import polyfills
             from minidynamo.variables.functions import UserFunctionVariable
 
+            if kinds[0] is not kinds[1]:  # a list is never equal to a tuple
+                return ConstantVariable(operation is operator.ne)
             equal = UserFunctionVariable(polyfills.sequence_eq).call_function(tx, [self, other], {})
             return equal if operation is operator.eq else ConstantVariable(not equal.as_python_constant())
         if values is None:

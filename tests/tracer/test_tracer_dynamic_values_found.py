@@ -154,3 +154,41 @@ def test_a_recompile_without_operations_does_not_skip_the_frame():
     assert torch.equal(compiled(x), x * 2)
     assert not cache.lookup(small_returned_as_is.__code__).skip
     assert counters["cache_hits"] == hits + 1  # the first entry, dynamic, holds n = 7
+
+
+# - `x.shape == y.shape`, `x.shape == (4,)`, `x.shape != [4]` broke the graph with the
+#   sizes symbols (a torch.Size compared only with another of its own tracker class, and
+#   `is` asked of two symbols): the frame ran eagerly where torch.compile compiles. A
+#   size compares as a tuple now, a list never equals it, and two ints are only compared.
+
+
+def compares_shapes(x, y):
+    out = x * 2
+    if x.shape == y.shape:
+        out = out + 1
+    if x.shape == (4,):
+        out = out + 10
+    if x.shape != [4]:
+        out = out + 100
+    return out
+
+
+@pytest.mark.parametrize("dynamic", [None, True])
+def test_sizes_that_are_symbols_compare_as_tuples(dynamic):
+    from torch._dynamo.testing import CompileCounterWithBackend
+
+    from minidynamo import config
+
+    patterns = {}
+    for name, compile_fn in (("torch", torch.compile), ("minidynamo", minidynamo.compile)):
+        torch._dynamo.reset()
+        minidynamo.reset()
+        counter = CompileCounterWithBackend("eager")
+        compiled, pattern = compile_fn(compares_shapes, backend=counter, dynamic=dynamic), []
+        with config.patch(strict=True):
+            for n, m in ((4, 4), (5, 5), (4, 3), (8, 8), (4, 4)):
+                x, y = torch.randn(n), torch.randn(m)
+                assert torch.equal(compiled(x, y), compares_shapes(x, y))
+                pattern.append(counter.frame_count)
+        patterns[name] = pattern
+    assert patterns["minidynamo"] == patterns["torch"]
