@@ -462,8 +462,9 @@ def natively_with_callees_compiled(fn: types.FunctionType, backend: Backend, ful
     """A frame that runs eagerly still has its callees compiled, as PEP 523 gives TorchDynamo
     every frame: its own bytecode with each call routed through `compile_frame`."""
     code = fn.__code__
-    if code.co_flags & (inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR):
+    if code.co_flags & (inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR):
         return None
+    # a generator (a generator expression) is never traced, but what it calls is compiled
     native_code, installed = routed_code(fn, backend, fullgraph, dynamic)
     cache_of(code).keep_globals(fn.__globals__, installed)
     return native_code

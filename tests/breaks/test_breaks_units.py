@@ -94,3 +94,30 @@ def test_catalogue_markdown_lists_every_kind():
     page = catalogue_markdown()
     assert all(f"## {kind.id}: {kind.title}" in page for kind in CATALOGUE.values())
 
+
+
+def times_two(a):
+    return a * 2
+
+
+def sums_a_generator_after_a_loop_break(x):
+    for _ in range(3):
+        if x.sum() > 1:  # a break inside a loop: the frame runs eagerly, callees compiled
+            break
+    return sum(times_two(x) for _ in range(2))
+
+
+def test_a_generator_of_a_frame_run_eagerly_has_its_callees_compiled():
+    """A generator expression is never traced (its frame suspends), but what it calls is
+    compiled as its own frame, as PEP 523 gives TorchDynamo the callee's frame wherever
+    it is called from: one graph, as on torch.compile."""
+    from torch._dynamo.testing import CompileCounter as TorchCounter
+
+    x = torch.tensor([0.1, 0.2, -0.5])
+    minidynamo.reset()
+    torch._dynamo.reset()
+    ours, theirs = CompileCounter(), TorchCounter()
+    out = minidynamo.compile(sums_a_generator_after_a_loop_break, backend=ours)(x)
+    torch.compile(sums_a_generator_after_a_loop_break, backend=theirs)(x)
+    assert torch.equal(out, sums_a_generator_after_a_loop_break(x))
+    assert ours.frame_count == theirs.frame_count == 1
