@@ -434,6 +434,19 @@ def sequence_eq(left: Any, right: Any, /) -> bool:
     return True
 
 
+def sequence_contains(items: Any, value: Any, /) -> bool:
+    """`value in items` for a list or tuple whose items are not all constants: an item
+    that is the value or equals it, as CPython asks (two ints only compared: a symbol,
+    `n in (1, 2)`, is guarded `n != 1`, `n != 2`, not made a number)."""
+    for item in items:
+        if type(item) is int and type(value) is int:
+            if item == value:
+                return True
+        elif item is value or item == value:
+            return True
+    return False
+
+
 def list_init(self: list, iterable: Any = (), /) -> None:
     """list.__init__, reached by `super().__init__(items)` in a list subclass: the list
     is emptied, then filled from the iterable."""

@@ -37,6 +37,7 @@ from minidynamo.variables.base import VariableTracker
 from minidynamo.variables.constant import constant
 from minidynamo.variables.lists import TupleVariable
 from minidynamo.variables.nn_module import NNModuleVariable
+from minidynamo.variables.sym_node import specialized
 from minidynamo.variables.tensor import TensorVariable
 from minidynamo.variables.user_defined import UserDefinedObjectVariable
 
@@ -64,7 +65,7 @@ class ObjectKey:
 
 def as_key(tx: Translator, variable: VariableTracker) -> Any:
     """The Python value `variable` is hashed as, when it is a dict key or a set element."""
-    variable = tx.output.side_effects.latest(variable.realize())
+    variable = specialized(tx.output.side_effects.latest(variable.realize()))  # a symbol: its number
     if variable.is_python_constant():
         key = variable.as_python_constant()
         try:

@@ -39,6 +39,7 @@ from minidynamo.variables.base import (
 )
 from minidynamo.variables.constant import ConstantVariable, constant, fold, fold_value
 from minidynamo.variables.iterators import container_iterator
+from minidynamo.variables.sym_node import SymNodeVariable
 
 if TYPE_CHECKING:
     from minidynamo.codegen import PyCodegen
@@ -172,8 +173,12 @@ class BaseListVariable(VariableTracker):
 
     def dunder_contains(self, tx: Translator, value: VariableTracker) -> VariableTracker:
         values = constant_values([*self.items, value])
-        if values is None:
-            graph_break(UNSUPPORTED_OPERATOR, f"`in` on {self} with non-constant items")
+        if values is None:  # `n in (1, 2)` with a symbol: each item compared, as CPython
+            from minidynamo import polyfills
+            from minidynamo.variables.functions import UserFunctionVariable
+
+            return UserFunctionVariable(polyfills.sequence_contains).call_function(
+                tx, [self, value], {})
         return ConstantVariable(values[-1] in values[:-1])
 
     def dunder_add(self, tx: Translator, other: VariableTracker) -> VariableTracker:
@@ -193,9 +198,11 @@ class BaseListVariable(VariableTracker):
 
     def dunder_mul(self, tx: Translator, count: VariableTracker) -> VariableTracker:
         count = count.realize()
-        if count.is_python_constant() and not hasattr(type(count.as_python_constant()), "__index__"):
-            raise_observed(TypeError, "can't multiply sequence by non-int of type "
-                                      f"'{type(count.as_python_constant()).__name__}'")
+        kind = type(count.as_python_constant()) if count.is_python_constant() else \
+            count.python_type() if isinstance(count, SymNodeVariable) else int
+        if not hasattr(kind, "__index__"):  # a float, a dynamic one too (`2.5 * xs`)
+            raise_observed(TypeError, f"can't multiply sequence by non-int of type "
+                                      f"'{kind.__name__}'")
         return self.with_items(self.items * _as_index(tx, count))
 
     def compare(

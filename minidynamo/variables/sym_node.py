@@ -67,6 +67,25 @@ class SymNodeVariable(VariableTracker):
             graph_break(DATA_DEPENDENT_BRANCH, f"a branch on {self.sym}, known only when the "
                         "graph runs")
 
+    def var_getattr(self, tx: Any, name: str) -> VariableTracker:
+        """An attribute of the number itself (`n.bit_length`, `n.real`): the number's as
+        it is now, specialized (guarded), as TorchDynamo specializes it."""
+        if name == "__class__":
+            return super().var_getattr(tx, name)
+        return specialized(self).var_getattr(tx, name)
+
+    def call_method(self, tx: Any, name: str, args: Any, kwargs: Any) -> VariableTracker:
+        """A method no symbolic rule records (`n.bit_length()`, `format(n, 'd')`, an
+        f-string's `__format__`): the specialized number's. An operator's own methods
+        (`__eq__`, `__mul__`, `__radd__` ...) are not: the operator's protocol, which
+        asks the other operand when this one has no answer, decides those."""
+        from minidynamo.variables.builtins import OPERATOR_DUNDERS
+
+        plain = name.replace("__r", "__", 1) if name.startswith("__r") else name
+        if plain in OPERATOR_DUNDERS.values():
+            return super().call_method(tx, name, args, kwargs)
+        return specialized(self).call_method(tx, name, args, kwargs)
+
     def reconstruct(self, codegen: PyCodegen) -> None:
         codegen.load_graph_output(self.node)
 

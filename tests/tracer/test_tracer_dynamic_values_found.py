@@ -192,3 +192,48 @@ def test_sizes_that_are_symbols_compare_as_tuples(dynamic):
                 pattern.append(counter.frame_count)
         patterns[name] = pattern
     assert patterns["minidynamo"] == patterns["torch"]
+
+
+# - Python asked of a size that is a symbol, where torch.compile specializes it or
+#   compares it, broke the graph: `n in (1, 2)` (compared item by item now, guarded
+#   `n != 1`, `n != 2`), `n.bit_length()`, `f"{n}"`, `{n: ...}` (the number, specialized).
+
+
+def in_a_tuple(x):
+    n = x.shape[0]
+    return x + (1 if n in (1, 2) else 0)
+
+
+def bit_length_of(x):
+    return x + x.shape[0].bit_length()
+
+
+def formatted(x):
+    return x + 1, f"n={x.shape[0]}"
+
+
+def keyed_by_size(x):
+    return {x.shape[0]: x + 1}
+
+
+@pytest.mark.parametrize("dynamic", [None, True])
+@pytest.mark.parametrize("fn", [in_a_tuple, bit_length_of, formatted, keyed_by_size])
+def test_python_asked_of_a_size_symbol_compiles_as_on_torch(fn, dynamic):
+    from torch._dynamo.testing import CompileCounterWithBackend
+
+    from minidynamo import config
+    from minidynamo.testing import assert_same_value
+
+    patterns = {}
+    for name, compile_fn in (("torch", torch.compile), ("minidynamo", minidynamo.compile)):
+        torch._dynamo.reset()
+        minidynamo.reset()
+        counter = CompileCounterWithBackend("eager")
+        compiled, pattern = compile_fn(fn, backend=counter, dynamic=dynamic), []
+        with config.patch(strict=True):
+            for n in (3, 5, 8, 4):
+                x = torch.randn(n)
+                assert_same_value(compiled(x), fn(x))
+                pattern.append(counter.frame_count)
+        patterns[name] = pattern
+    assert patterns["minidynamo"] == patterns["torch"]
