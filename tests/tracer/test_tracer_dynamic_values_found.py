@@ -98,6 +98,28 @@ def test_values_as_eager_computes_them(fn, calls):
 #   then on. Only a frame's first compile skips it now; a recompile gets an entry.
 
 
+def compile_patterns(fn, calls, backend="eager", dynamic=None):
+    """The graphs compiled after each call of `calls` (argument tuples), by torch.compile
+    and by minidynamo (strict), each output checked against eager's."""
+    from torch._dynamo.testing import CompileCounterWithBackend
+
+    from minidynamo import config
+    from minidynamo.testing import assert_same_value
+
+    patterns = {}
+    for name, compile_fn in (("torch", torch.compile), ("minidynamo", minidynamo.compile)):
+        torch._dynamo.reset()
+        minidynamo.reset()
+        counter = CompileCounterWithBackend(backend)
+        compiled, pattern = compile_fn(fn, backend=counter, dynamic=dynamic), []
+        with config.patch(strict=name == "minidynamo"):
+            for args in calls:
+                assert_same_value(compiled(*args), fn(*args))
+                pattern.append(counter.frame_count)
+        patterns[name] = pattern
+    return patterns
+
+
 def tensor_of_sizes(x):
     return torch.tensor([x.size(0), 2]) + 1
 
@@ -109,19 +131,7 @@ def tensor_of_a_ratio(x):
 @pytest.mark.parametrize("backend", ["eager", "aot_eager"])
 @pytest.mark.parametrize("fn", [tensor_of_sizes, tensor_of_a_ratio])
 def test_a_tensor_made_of_sizes_keeps_them_symbols(fn, backend):
-    from torch._dynamo.testing import CompileCounterWithBackend
-
-    patterns = {}
-    for name, compile_fn in (("torch", torch.compile), ("minidynamo", minidynamo.compile)):
-        torch._dynamo.reset()
-        minidynamo.reset()
-        counter = CompileCounterWithBackend(backend)
-        compiled, pattern = compile_fn(fn, backend=counter), []
-        for n in (3, 5, 8, 4):
-            x = torch.randn(n)
-            assert torch.allclose(compiled(x), fn(x))
-            pattern.append(counter.frame_count)
-        patterns[name] = pattern
+    patterns = compile_patterns(fn, [(torch.randn(n),) for n in (3, 5, 8, 4)], backend)
     assert patterns["minidynamo"] == patterns["torch"] == [1, 2, 2, 2]
 
 
@@ -175,22 +185,8 @@ def compares_shapes(x, y):
 
 @pytest.mark.parametrize("dynamic", [None, True])
 def test_sizes_that_are_symbols_compare_as_tuples(dynamic):
-    from torch._dynamo.testing import CompileCounterWithBackend
-
-    from minidynamo import config
-
-    patterns = {}
-    for name, compile_fn in (("torch", torch.compile), ("minidynamo", minidynamo.compile)):
-        torch._dynamo.reset()
-        minidynamo.reset()
-        counter = CompileCounterWithBackend("eager")
-        compiled, pattern = compile_fn(compares_shapes, backend=counter, dynamic=dynamic), []
-        with config.patch(strict=True):
-            for n, m in ((4, 4), (5, 5), (4, 3), (8, 8), (4, 4)):
-                x, y = torch.randn(n), torch.randn(m)
-                assert torch.equal(compiled(x, y), compares_shapes(x, y))
-                pattern.append(counter.frame_count)
-        patterns[name] = pattern
+    calls = [(torch.randn(n), torch.randn(m)) for n, m in ((4, 4), (5, 5), (4, 3), (8, 8), (4, 4))]
+    patterns = compile_patterns(compares_shapes, calls, dynamic=dynamic)
     assert patterns["minidynamo"] == patterns["torch"]
 
 
@@ -219,21 +215,5 @@ def keyed_by_size(x):
 @pytest.mark.parametrize("dynamic", [None, True])
 @pytest.mark.parametrize("fn", [in_a_tuple, bit_length_of, formatted, keyed_by_size])
 def test_python_asked_of_a_size_symbol_compiles_as_on_torch(fn, dynamic):
-    from torch._dynamo.testing import CompileCounterWithBackend
-
-    from minidynamo import config
-    from minidynamo.testing import assert_same_value
-
-    patterns = {}
-    for name, compile_fn in (("torch", torch.compile), ("minidynamo", minidynamo.compile)):
-        torch._dynamo.reset()
-        minidynamo.reset()
-        counter = CompileCounterWithBackend("eager")
-        compiled, pattern = compile_fn(fn, backend=counter, dynamic=dynamic), []
-        with config.patch(strict=True):
-            for n in (3, 5, 8, 4):
-                x = torch.randn(n)
-                assert_same_value(compiled(x), fn(x))
-                pattern.append(counter.frame_count)
-        patterns[name] = pattern
+    patterns = compile_patterns(fn, [(torch.randn(n),) for n in (3, 5, 8, 4)], dynamic=dynamic)
     assert patterns["minidynamo"] == patterns["torch"]
