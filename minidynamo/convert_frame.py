@@ -385,7 +385,8 @@ def recompile(cache: FrameCache, fn: types.FunctionType, args: tuple, kwargs: di
         report_graph_break(fn, without_frames(error), "running it eagerly", level=logging.WARNING)
         counters["frames_run_eagerly"] += 1
         cache.skip = True  # as TorchDynamo skips a frame it could not convert, but
-        cache.native_code = natively_with_callees_compiled(fn, backend, fullgraph, dynamic)
+        cache.native_code = natively_with_callees_compiled(fn, backend, fullgraph, dynamic,
+                                                           owner)
         return None
     except BackendCompilerFailed as error:  # the graph was fine, its compiler was not
         if not config.suppress_errors:
@@ -458,13 +459,21 @@ def check_function(fn: types.FunctionType, output: OutputGraph) -> CheckFunction
 
 
 def natively_with_callees_compiled(fn: types.FunctionType, backend: Backend, fullgraph: bool,
-                                   dynamic: bool | None = None) -> types.CodeType | None:
+                                   dynamic: bool | None = None,
+                                   owner: weakref.ref | None = None) -> types.CodeType | None:
     """A frame that runs eagerly still has its callees compiled, as PEP 523 gives TorchDynamo
-    every frame: its own bytecode with each call routed through `compile_frame`."""
+    every frame: its own bytecode with each call routed through `compile_frame`.
+
+    A generator called from a compiled frame (a generator expression) is never traced,
+    but what it calls is compiled: it runs inside the compiled call, where torch.compile
+    sees every frame. The generator function compiled itself (`owner` is it) is not
+    routed: its body runs when it is iterated, after the compiled call has returned,
+    where torch.compile no longer looks (its callees run eagerly)."""
     code = fn.__code__
     if code.co_flags & (inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR):
         return None
-    # a generator (a generator expression) is never traced, but what it calls is compiled
+    if code.co_flags & inspect.CO_GENERATOR and owner is not None and owner() is fn:
+        return None
     native_code, installed = routed_code(fn, backend, fullgraph, dynamic)
     cache_of(code).keep_globals(fn.__globals__, installed)
     return native_code
